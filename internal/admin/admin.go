@@ -1,0 +1,50 @@
+// Package admin holds the administration operations, for any caller: the
+// HTTP routes, the operator commands and, later, the console, the MCP server
+// and payment providers. Each operation validates its input, applies the
+// contract's rules and writes its change with its audit entry in one
+// transaction.
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+)
+
+// Service runs administration operations.
+type Service struct {
+	store store.Store
+	clock clock.Clock
+	plans licentia.Plans
+	log   *slog.Logger
+}
+
+// New returns a Service.
+func New(st store.Store, clk clock.Clock, plans licentia.Plans, log *slog.Logger) *Service {
+	return &Service{store: st, clock: clk, plans: plans, log: log}
+}
+
+// audit appends an audit entry inside tx.
+func audit(ctx context.Context, tx store.Tx, e licentia.AuditEntry, data any) error {
+	e.ID = licentia.NewID()
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	e.Data = raw
+	return tx.AppendAudit(ctx, &e)
+}
+
+// limits returns the limits of an organization's plan.
+func (s *Service) limits(o *licentia.Organization) (licentia.Limits, error) {
+	return s.plans.Limits(o.Plan)
+}
+
+// now reads the clock once per operation, at the millisecond precision that
+// answers show and every engine keeps.
+func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }

@@ -1,0 +1,123 @@
+// Package cli is the licentia command line and the one place that wires the
+// service together: configuration, storage engine, operations and HTTP.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/licentia/licentia/internal/licentia"
+)
+
+// Env is the command's environment: its output streams and how it reads
+// variables, so tests run commands in-process.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+}
+
+const usage = `usage: licentia <command> [flags]
+
+commands:
+  serve                                  run the HTTP service
+  migrate                                apply database migrations and exit
+  org create --name N --slug S --plan P --owner-email E
+  apikey create --org SLUG --scopes CSV [--name N] [--expires-at T]
+  apikey list --org SLUG
+  apikey revoke --org SLUG ID
+
+configuration: LICENTIA_* environment variables (see README.md)
+`
+
+// Run runs the command in args and returns the process exit code.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return RunEnv(ctx, args, Env{Stdout: stdout, Stderr: stderr, Getenv: os.Getenv})
+}
+
+// RunEnv is Run with an explicit environment.
+func RunEnv(ctx context.Context, args []string, env Env) int {
+	err := run(ctx, args, env)
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(env.Stderr, usage)
+		return 2
+	}
+	printError(env.Stderr, err)
+	return 1
+}
+
+func run(ctx context.Context, args []string, env Env) error {
+	if len(args) == 0 {
+		return usageError("a command is required")
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "serve":
+		return serveCommand(ctx, rest, env)
+	case "migrate":
+		return migrateCommand(ctx, rest, env)
+	case "org":
+		return orgCommand(ctx, rest, env)
+	case "apikey":
+		return apikeyCommand(ctx, rest, env)
+	case "help", "-h", "--help":
+		return flag.ErrHelp
+	default:
+		return usageError("unknown command %q", cmd)
+	}
+}
+
+// usageError is a command-line mistake, reported as validation_failed.
+func usageError(format string, args ...any) error {
+	return licentia.Errorf(licentia.CodeValidationFailed, format+" (licentia help lists the commands)", args...)
+}
+
+// printError writes one JSON error object on stderr.
+func printError(w io.Writer, err error) {
+	obj := map[string]any{"code": licentia.CodeInternal, "message": err.Error()}
+	if e, ok := errors.AsType[*licentia.Error](err); ok {
+		obj["code"], obj["message"] = e.Code, e.Message
+		if len(e.Details) > 0 {
+			obj["details"] = e.Details
+		}
+		if e.Code == licentia.CodeInternal && e.Err != nil {
+			obj["message"] = e.Err.Error()
+		}
+	}
+	printJSON(w, map[string]any{"error": obj})
+}
+
+func printJSON(w io.Writer, v any) {
+	b, _ := json.Marshal(v)
+	fmt.Fprintf(w, "%s\n", b)
+}
+
+// newFlags returns a flag set that reports its errors through RunEnv.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parseFlags parses args, allowing flags after positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usageError("%s: %s", fs.Name(), strings.TrimSpace(err.Error()))
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}

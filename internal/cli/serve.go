@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/auth"
+	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/httpapi"
+	"github.com/licentia/licentia/internal/ratelimit"
+	"github.com/licentia/licentia/internal/store"
+)
+
+// shutdownGrace is how long requests in flight may take to finish after
+// SIGTERM.
+const shutdownGrace = 30 * time.Second
+
+// App is a running service: storage, operations and the HTTP server.
+type App struct {
+	cfg      config.Config
+	log      *slog.Logger
+	store    store.Store
+	listener net.Listener
+	http     *http.Server
+}
+
+// NewApp wires the service from env and starts listening.
+func NewApp(ctx context.Context, env Env) (*App, error) {
+	cfg, err := config.Load(env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewJSONHandler(env.Stderr, nil))
+	plans, err := loadPlans(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	clk := clock.System{}
+	srv := httpapi.New(httpapi.Options{
+		Store:          st,
+		Admin:          admin.New(st, clk, plans, log),
+		Auth:           auth.NewAuthenticator(st, clk),
+		Limiter:        ratelimit.NewMemory(clk),
+		Clock:          clk,
+		Logger:         log,
+		TrustedProxies: cfg.TrustedProxies,
+	})
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	a := &App{cfg: cfg, log: log, store: st, listener: ln, http: &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}}
+	log.Info("licentia listening", "addr", ln.Addr().String(), "config", cfg.Redacted())
+	return a, nil
+}
+
+// Addr is the address the service listens on.
+func (a *App) Addr() string { return a.listener.Addr().String() }
+
+// Run serves until ctx is done, then stops taking connections and lets the
+// requests in flight finish.
+func (a *App) Run(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- a.http.Serve(a.listener) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	a.log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	if err := a.http.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// Close releases the storage.
+func (a *App) Close() error { return a.store.Close() }
+
+func serveCommand(ctx context.Context, args []string, env Env) error {
+	if _, err := parseFlags(newFlags("serve"), args); err != nil {
+		return err
+	}
+	app, err := NewApp(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	return app.Run(ctx)
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/store/sqlite"
+)
+
+// openStore opens the configured engine and applies pending migrations.
+func openStore(ctx context.Context, cfg config.Config) (store.Store, error) {
+	if path, ok := strings.CutPrefix(cfg.DatabaseURL, "sqlite:"); ok {
+		return sqlite.Open(ctx, path)
+	}
+	return nil, fmt.Errorf("open store: unsupported database URL")
+}
+
+// loadPlans returns the default plans or those of LICENTIA_PLANS_FILE.
+func loadPlans(cfg config.Config) (licentia.Plans, error) {
+	if cfg.PlansFile == "" {
+		return licentia.DefaultPlans(), nil
+	}
+	f, err := os.Open(cfg.PlansFile)
+	if err != nil {
+		return nil, fmt.Errorf("LICENTIA_PLANS_FILE: %w", err)
+	}
+	defer f.Close()
+	return licentia.ReadPlans(f)
+}
+
+// operator is what the operator commands need.
+type operator struct {
+	store store.Store
+	admin *admin.Service
+}
+
+func openOperator(ctx context.Context, env Env) (*operator, error) {
+	cfg, err := config.Load(env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	plans, err := loadPlans(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return &operator{store: st, admin: admin.New(st, clock.System{}, plans, log)}, nil
+}
+
+func (o *operator) Close() error { return o.store.Close() }

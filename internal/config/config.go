@@ -1,0 +1,127 @@
+// Package config reads the LICENTIA_* environment variables into a Config,
+// validated once at start.
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// DefaultVerdictValidity is how long a verdict may be used offline when
+// LICENTIA_VERDICT_VALIDITY is unset: long enough that a daily check can miss
+// a few days, short enough that a revocation reaches an offline machine soon.
+const DefaultVerdictValidity = 7 * 24 * time.Hour
+
+// Config is the service's configuration.
+type Config struct {
+	DatabaseURL     string
+	DataDir         string
+	Listen          string
+	BaseURL         string
+	MasterKeyFile   string
+	RedisURL        string
+	TrustedProxies  []netip.Prefix
+	PlansFile       string
+	VerdictValidity time.Duration
+	// Test-only settings, logged loudly when set.
+	WebhookResolve []string
+	WebhookCAFile  string
+}
+
+// Load reads the configuration through getenv (os.Getenv in the binary, a
+// map in tests) and reports every problem at once.
+func Load(getenv func(string) string) (Config, error) {
+	c := Config{
+		DataDir:         getenv("LICENTIA_DATA_DIR"),
+		Listen:          getenv("LICENTIA_LISTEN"),
+		BaseURL:         strings.TrimRight(getenv("LICENTIA_BASE_URL"), "/"),
+		MasterKeyFile:   getenv("LICENTIA_MASTER_KEY_FILE"),
+		RedisURL:        getenv("LICENTIA_REDIS_URL"),
+		PlansFile:       getenv("LICENTIA_PLANS_FILE"),
+		WebhookCAFile:   getenv("LICENTIA_WEBHOOK_CA_FILE"),
+		DatabaseURL:     getenv("LICENTIA_DATABASE_URL"),
+		VerdictValidity: DefaultVerdictValidity,
+	}
+	if c.DataDir == "" {
+		c.DataDir = "./data"
+	}
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:8080"
+	}
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = "sqlite:" + filepath.Join(c.DataDir, "licentia.db")
+	}
+	var problems []string
+	if !strings.HasPrefix(c.DatabaseURL, "sqlite:") && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		problems = append(problems, "LICENTIA_DATABASE_URL must be sqlite:PATH or postgres://...")
+	}
+	if c.BaseURL != "" {
+		u, err := url.Parse(c.BaseURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			problems = append(problems, "LICENTIA_BASE_URL must be an absolute http or https URL")
+		}
+	}
+	if v := getenv("LICENTIA_TRUSTED_PROXIES"); v != "" {
+		for _, s := range strings.Split(v, ",") {
+			s = strings.TrimSpace(s)
+			if s == "" {
+				continue
+			}
+			p, err := netip.ParsePrefix(s)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("LICENTIA_TRUSTED_PROXIES: %q is not a CIDR", s))
+				continue
+			}
+			c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+		}
+	}
+	if v := getenv("LICENTIA_VERDICT_VALIDITY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			problems = append(problems, "LICENTIA_VERDICT_VALIDITY must be a positive Go duration such as 168h")
+		}
+		c.VerdictValidity = d
+	}
+	if v := getenv("LICENTIA_WEBHOOK_RESOLVE"); v != "" {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				c.WebhookResolve = append(c.WebhookResolve, s)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return Config{}, fmt.Errorf("configuration: %s", strings.Join(problems, "; "))
+	}
+	return c, nil
+}
+
+// Redacted returns the configuration as text with secrets hidden, for logs.
+func (c Config) Redacted() map[string]any {
+	return map[string]any{
+		"database":         redactURL(c.DatabaseURL),
+		"data_dir":         c.DataDir,
+		"listen":           c.Listen,
+		"base_url":         c.BaseURL,
+		"master_key_file":  c.MasterKeyFile,
+		"redis":            redactURL(c.RedisURL),
+		"trusted_proxies":  len(c.TrustedProxies),
+		"plans_file":       c.PlansFile,
+		"verdict_validity": c.VerdictValidity.String(),
+	}
+}
+
+// redactURL hides the password of a connection URL.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "<redacted>")
+	}
+	return u.String()
+}

@@ -1,0 +1,231 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/licentia/licentia/internal/licentia"
+)
+
+// MaxBody is the largest request body read: 64 KB = 65,536 bytes.
+const MaxBody = 65536
+
+var errTooLarge = licentia.Errorf(licentia.CodePayloadTooLarge, "The request body is over 65,536 bytes.")
+
+// body is a request body parsed strictly: encoding/json matches names
+// case-insensitively and keeps the last of duplicate names, so the body is
+// first checked token by token (exact names, no duplicates, no trailing
+// data), then read field by field. Every problem is added to issues, so all
+// are reported at once.
+type body struct {
+	fields map[string]json.RawMessage
+	issues *licentia.Issues
+}
+
+// readBody reads and checks the body of r against the allowed field names.
+// An empty body reads as {}. Only a body over MaxBody is an error; every
+// other problem is an issue.
+func readBody(r *http.Request, issues *licentia.Issues, allowed ...string) (*body, error) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, errTooLarge
+		}
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	return parseBody(raw, issues, allowed...), nil
+}
+
+// parseBody checks raw and returns its fields; it never fails, it adds issues.
+func parseBody(raw []byte, issues *licentia.Issues, allowed ...string) *body {
+	b := &body{fields: map[string]json.RawMessage{}, issues: issues}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return b
+	}
+	if msg := checkTokens(raw); msg != "" {
+		issues.Add("", "%s", msg)
+		return b
+	}
+	if err := json.Unmarshal(raw, &b.fields); err != nil {
+		issues.Add("", "the body must be a JSON object")
+		return b
+	}
+	names := make([]string, 0, len(b.fields))
+	for name := range b.fields {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !slices.Contains(allowed, name) {
+			issues.Add(pointer(name), "unknown field")
+			delete(b.fields, name)
+		}
+	}
+	return b
+}
+
+// checkTokens walks raw and returns why it is not one strict JSON value: a
+// syntax error, a duplicate name in any object, or data after the value.
+func checkTokens(raw []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	type frame struct {
+		names    map[string]bool // nil for an array
+		path     string          // JSON pointer of this object or array
+		wantName bool
+		last     string // pointer of the value being read
+		index    int
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "the body is not valid JSON"
+		}
+		var top *frame
+		if n := len(stack); n > 0 {
+			top = stack[n-1]
+		}
+		if top != nil && top.names != nil && top.wantName {
+			if tok == json.Delim('}') {
+				stack = stack[:len(stack)-1]
+			} else {
+				name := tok.(string)
+				if top.names[name] {
+					return "duplicate field " + top.path + pointer(name)
+				}
+				top.names[name] = true
+				top.wantName = false
+				top.last = top.path + pointer(name)
+			}
+		} else {
+			here := ""
+			if top != nil {
+				if top.names != nil {
+					here, top.wantName = top.last, true
+				} else {
+					here = fmt.Sprintf("%s/%d", top.path, top.index)
+					top.index++
+				}
+			}
+			switch tok {
+			case json.Delim('{'):
+				stack = append(stack, &frame{names: map[string]bool{}, wantName: true, path: here})
+			case json.Delim('['):
+				stack = append(stack, &frame{path: here})
+			case json.Delim(']'):
+				stack = stack[:len(stack)-1]
+			}
+		}
+		if len(stack) == 0 {
+			break
+		}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return "the body holds data after the JSON value"
+	}
+	return ""
+}
+
+// pointer returns the JSON pointer of a top-level field.
+func pointer(name string) string {
+	return "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+}
+
+// has reports whether the field was sent.
+func (b *body) has(name string) bool {
+	_, ok := b.fields[name]
+	return ok
+}
+
+func (b *body) missing(name string, required bool) bool {
+	if _, ok := b.fields[name]; ok {
+		return false
+	}
+	if required {
+		b.issues.Add(pointer(name), "is required")
+	}
+	return true
+}
+
+// str reads a string field; nil when absent or invalid.
+func (b *body) str(name string, required bool) *string {
+	if b.missing(name, required) {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b.fields[name], &s); err != nil || string(b.fields[name]) == "null" {
+		b.issues.Add(pointer(name), "must be a string")
+		return nil
+	}
+	return &s
+}
+
+var integerRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+
+// integer reads an integer field in [lo, hi]; fractions and exponents are
+// refused, as the contract says integer.
+func (b *body) integer(name string, required bool, lo, hi int64) *int64 {
+	if b.missing(name, required) {
+		return nil
+	}
+	raw := string(b.fields[name])
+	var n int64
+	if !integerRE.MatchString(raw) {
+		b.issues.Add(pointer(name), "must be an integer")
+		return nil
+	}
+	if err := json.Unmarshal(b.fields[name], &n); err != nil || n < lo || n > hi {
+		b.issues.Add(pointer(name), "must be an integer from %d to %d", lo, hi)
+		return nil
+	}
+	return &n
+}
+
+// boolean reads a boolean field.
+func (b *body) boolean(name string, required bool) *bool {
+	if b.missing(name, required) {
+		return nil
+	}
+	var v bool
+	if err := json.Unmarshal(b.fields[name], &v); err != nil || string(b.fields[name]) == "null" {
+		b.issues.Add(pointer(name), "must be a boolean")
+		return nil
+	}
+	return &v
+}
+
+// time reads an RFC 3339 time with an offset.
+func (b *body) time(name string, required bool) *time.Time {
+	s := b.str(name, required)
+	if s == nil {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, *s)
+	if err != nil {
+		b.issues.Add(pointer(name), "must be an RFC 3339 time with an offset")
+		return nil
+	}
+	t = t.UTC()
+	return &t
+}
+
+// strings reads an array of strings.
+func (b *body) strings(name string, required bool) []string {
+	if b.missing(name, required) {
+		return nil
+	}
+	var v []string
+	if err := json.Unmarshal(b.fields[name], &v); err != nil || v == nil {
+		b.issues.Add(pointer(name), "must be an array of strings")
+		return nil
+	}
+	return v
+}

@@ -1,0 +1,183 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/licentia/licentia/internal/licentia"
+)
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	callerKey
+)
+
+var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{8,64}$`)
+
+// requestID returns the request's id.
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// statusWriter remembers the status for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// middleware wraps every request, in this order: request id, Cache-Control:
+// no-store, panic recovery, access log. Caller identification, rate limits,
+// 401 and scope checks are per route (see route.go), after the route is known.
+func (s *Server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := s.clock.Now()
+		// A request id the client sends is echoed when it has the contract's
+		// shape; any other value is replaced, so a log line or an answer
+		// never carries text the client chose freely.
+		id := r.Header.Get("X-Request-Id")
+		if !requestIDRE.MatchString(id) {
+			id = licentia.NewID()
+		}
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
+		w.Header().Set("X-Request-Id", id)
+		w.Header().Set("Cache-Control", "no-store")
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.LogAttrs(r.Context(), slog.LevelError, "panic",
+					slog.String("request_id", id), slog.String("panic", fmt.Sprint(p)))
+				if sw.status == 0 {
+					s.writeError(sw, r, fmt.Errorf("panic: %v", p))
+				}
+			}
+			_, pattern := s.mux.Handler(r)
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("method", r.Method), slog.String("pattern", pattern),
+				slog.Int("status", sw.status), slog.Float64("duration_ms", float64(s.clock.Now().Sub(start).Microseconds())/1000),
+				slog.String("request_id", id))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// dispatch routes a request. Unknown routes answer 404 not_found and a known
+// path with another method 405 method_not_allowed with Allow, both in the
+// error envelope; the standard mux's plain-text answers never reach a client.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	probe := &probeWriter{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", probe.header.Get("Allow"))
+		s.writeError(w, r, licentia.Errorf(licentia.CodeMethodNotAllowed, "This route does not answer %s.", r.Method))
+		return
+	}
+	s.writeError(w, r, licentia.Errorf(licentia.CodeNotFound, "No route matches this path."))
+}
+
+// clientAddr is the TCP peer, unless the peer is a trusted proxy: then
+// X-Forwarded-For is read from the right and the first address that is not
+// a trusted proxy is the client.
+func (s *Server) clientAddr(r *http.Request) string {
+	peer := peerAddr(r)
+	if !peer.IsValid() {
+		return r.RemoteAddr
+	}
+	if !s.trusted(peer) {
+		return peer.String()
+	}
+	client := peer
+	hops := r.Header.Values("X-Forwarded-For")
+	for i := len(hops) - 1; i >= 0; i-- {
+		parts := strings.Split(hops[i], ",")
+		for j := len(parts) - 1; j >= 0; j-- {
+			a, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
+			if err != nil {
+				// An unparsable hop ends the walk: nothing left of it can be trusted.
+				return client.String()
+			}
+			client = a.Unmap()
+			if !s.trusted(client) {
+				return client.String()
+			}
+		}
+	}
+	return client.String()
+}
+
+func peerAddr(r *http.Request) netip.Addr {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}
+
+func (s *Server) trusted(a netip.Addr) bool {
+	for _, p := range s.proxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// setRateHeaders writes the X-RateLimit-*-<name> headers.
+func setRateHeaders(h http.Header, name string, limit, remaining int64, reset time.Duration) {
+	h.Set("X-RateLimit-Limit-"+name, fmt.Sprint(limit))
+	h.Set("X-RateLimit-Remaining-"+name, fmt.Sprint(remaining))
+	h.Set("X-RateLimit-Reset-"+name, fmt.Sprint(ceilSeconds(reset)))
+}
+
+// ceilSeconds rounds up to whole seconds, at least 1.
+func ceilSeconds(d time.Duration) int64 {
+	return max(int64((d+time.Second-1)/time.Second), 1)
+}
+
+// probeWriter takes the mux's own answer for an unmatched request, so that
+// dispatch can tell a 405 (and its Allow header) from a 404.
+type probeWriter struct {
+	header http.Header
+	status int
+}
+
+func (p *probeWriter) Header() http.Header         { return p.header }
+func (p *probeWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (p *probeWriter) WriteHeader(status int)      { p.status = status }

@@ -1,0 +1,95 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/licentia/licentia/internal/auth"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/ratelimit"
+)
+
+// handlerFunc is a route's handler: it decodes, calls one operation, writes
+// the answer and returns an error for writeError.
+type handlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// handle registers an administration route. The checks run in the contract's
+// order: identify the caller, rate limit (per key, or per client address
+// when the key is missing or refused), 401, 403 scope, 413; the handler
+// then answers 400, 404, 409, 402 and 503 in that order.
+func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		caller, authErr := s.auth.Authenticate(r.Context(), r.Header.Get("Authorization"))
+		subject := "addr:" + s.clientAddr(r)
+		if authErr == nil {
+			subject = "key:" + caller.KeyID
+		}
+		if !s.allow(w, r, ratelimit.Admin, subject+"|"+pattern) {
+			return
+		}
+		if authErr != nil {
+			s.writeError(w, r, authErr)
+			return
+		}
+		if !caller.HasScope(scope) {
+			s.writeError(w, r, &licentia.Error{
+				Code:    licentia.CodeInsufficientScope,
+				Message: "The API key lacks a scope this route needs.",
+				Details: map[string]any{"missing": []licentia.Scope{scope}},
+			})
+			return
+		}
+		if !limitBody(w, r) {
+			s.writeError(w, r, errTooLarge)
+			return
+		}
+		r = r.WithContext(context.WithValue(r.Context(), callerKey, caller))
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// operator registers a route for operators: no key, no rate limit.
+func (s *Server) operator(pattern string, h handlerFunc) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// allow counts the request against rule and writes the rate-limit headers;
+// when the limit is passed it answers 429 with Retry-After-<name> and
+// reports false. If the limiter fails, the request is let through: a
+// limiter outage must not take the service down.
+func (s *Server) allow(w http.ResponseWriter, r *http.Request, rule ratelimit.Rule, key string) bool {
+	res, err := s.limiter.Allow(r.Context(), rule, key)
+	if err != nil {
+		s.log.WarnContext(r.Context(), "rate limiter unavailable", "request_id", requestID(r.Context()), "error", err.Error())
+		return true
+	}
+	setRateHeaders(w.Header(), rule.Name, res.Limit, res.Remaining, res.Reset)
+	if res.Allowed {
+		return true
+	}
+	w.Header().Set("Retry-After-"+rule.Name, strconv.FormatInt(ceilSeconds(res.Reset), 10))
+	s.writeError(w, r, licentia.Errorf(licentia.CodeRateLimited, "Too many requests; retry after the seconds in Retry-After-%s.", rule.Name))
+	return false
+}
+
+// limitBody refuses a body whose declared length is over MaxBody without
+// reading it, and caps the reading of any other at MaxBody.
+func limitBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.ContentLength > MaxBody {
+		return false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+	return true
+}
+
+// callerOf returns the authenticated caller of an administration route.
+func callerOf(r *http.Request) *auth.Caller {
+	return r.Context().Value(callerKey).(*auth.Caller)
+}

@@ -1,0 +1,27 @@
+package httpapi
+
+import "github.com/licentia/licentia/internal/licentia"
+
+// routes is the one route table. Each administration line names its scope,
+// so the file reads like the contract's route table.
+func (s *Server) routes() {
+	s.operator("GET /healthz", s.healthz)
+	s.operator("GET /readyz", s.readyz)
+	s.operator("GET /v1/openapi.json", s.openAPI)
+
+	s.handle("GET /v1/admin/organization", licentia.ScopeOrganizationRead, s.getOrganization)
+	s.handle("GET /v1/admin/members", licentia.ScopeMembersRead, s.listMembers)
+	s.handle("GET /v1/admin/invitations", licentia.ScopeMembersRead, s.listInvitations)
+
+	// Team changes are made only by a member (through an AI assistant); no
+	// key holds members:write, so every key gets 403 insufficient_scope.
+	s.handle("POST /v1/admin/invitations", licentia.ScopeMembersWrite, s.teamChange)
+	s.handle("POST /v1/admin/invitations/{id}/revoke", licentia.ScopeMembersWrite, s.teamChange)
+	s.handle("PUT /v1/admin/members/{id}/role", licentia.ScopeMembersWrite, s.teamChange)
+	s.handle("DELETE /v1/admin/members/{id}", licentia.ScopeMembersWrite, s.teamChange)
+
+	s.handle("GET /v1/admin/integrations", licentia.ScopeProviderRead, s.integrationsNotConfigured)
+	s.handle("GET /v1/admin/integrations/{id}/mappings", licentia.ScopeProviderRead, s.integrationsNotConfigured)
+	s.handle("PUT /v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, s.integrationsNotConfigured)
+	s.handle("DELETE /v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, s.integrationsNotConfigured)
+}

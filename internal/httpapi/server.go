@@ -1,0 +1,58 @@
+// Package httpapi serves the HTTP interface: the route table, request
+// decoding, middleware, the error envelope and the OpenAPI document. Handlers
+// decode, call one operation and write JSON; rules live in the operations.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"net/netip"
+
+	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/auth"
+	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/ratelimit"
+	"github.com/licentia/licentia/internal/store"
+)
+
+// Options are the dependencies of a Server.
+type Options struct {
+	Store          store.Store
+	Admin          *admin.Service
+	Auth           *auth.Authenticator
+	Limiter        ratelimit.Limiter
+	Clock          clock.Clock
+	Logger         *slog.Logger
+	TrustedProxies []netip.Prefix
+	// Ready reports problems that make the service not ready (beyond the
+	// database), such as an unreachable shared rate limiter.
+	Ready func() error
+}
+
+// Server is the HTTP interface.
+type Server struct {
+	store   store.Store
+	admin   *admin.Service
+	auth    *auth.Authenticator
+	limiter ratelimit.Limiter
+	clock   clock.Clock
+	log     *slog.Logger
+	proxies []netip.Prefix
+	ready   func() error
+	mux     *http.ServeMux
+	handler http.Handler
+}
+
+// New returns a Server with every route registered.
+func New(o Options) *Server {
+	s := &Server{
+		store: o.Store, admin: o.Admin, auth: o.Auth, limiter: o.Limiter, clock: o.Clock,
+		log: o.Logger, proxies: o.TrustedProxies, ready: o.Ready, mux: http.NewServeMux(),
+	}
+	s.routes()
+	s.handler = s.middleware(http.HandlerFunc(s.dispatch))
+	return s
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

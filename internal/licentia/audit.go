@@ -1,0 +1,51 @@
+package licentia
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// ActorType says who made a change.
+type ActorType string
+
+// Actor types.
+const (
+	ActorAPIKey      ActorType = "api_key"
+	ActorOperator    ActorType = "operator"
+	ActorApplication ActorType = "application"
+	ActorSystem      ActorType = "system"
+	ActorMember      ActorType = "member"
+	ActorProvider    ActorType = "provider"
+)
+
+// Actor is who made a change: the type and, where there is one, its id.
+type Actor struct {
+	Type ActorType `json:"type"`
+	ID   *string   `json:"id"`
+}
+
+// APIKeyActor returns the actor for a change made with API key id.
+func APIKeyActor(id string) Actor { return Actor{Type: ActorAPIKey, ID: &id} }
+
+// OperatorActor is the actor of operator commands.
+var OperatorActor = Actor{Type: ActorOperator}
+
+// AuditEntry is one line of an organization's or a licence's audit log,
+// written in the same transaction as the change it records.
+type AuditEntry struct {
+	ID        string
+	OrgID     string
+	LicenceID *string
+	Action    string
+	Actor     Actor
+	At        time.Time
+	Data      json.RawMessage
+}
+
+// Audit actions.
+const (
+	AuditOrganizationCreated = "organization.created"
+	AuditMemberAdded         = "member.added"
+	AuditAPIKeyCreated       = "api_key.created"
+	AuditAPIKeyRevoked       = "api_key.revoked"
+)

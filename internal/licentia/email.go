@@ -1,0 +1,27 @@
+package licentia
+
+import "strings"
+
+// CheckEmail returns why s is not an acceptable email address, or "" when it
+// is: one @, a non-empty local part, a domain with a dot, no spaces, at most
+// 320 characters. Addresses are stored as sent and matched case-insensitively.
+func CheckEmail(s string) string {
+	switch {
+	case s == "":
+		return "must not be empty"
+	case len(s) > 320:
+		return "must be at most 320 characters"
+	case strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return "must not contain spaces or control characters"
+	case strings.Count(s, "@") != 1:
+		return "must contain exactly one @"
+	}
+	local, domain, _ := strings.Cut(s, "@")
+	switch {
+	case local == "":
+		return "must have a local part before the @"
+	case !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, "."):
+		return "must have a domain with a dot"
+	}
+	return ""
+}

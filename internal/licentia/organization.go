@@ -1,0 +1,67 @@
+package licentia
+
+import (
+	"regexp"
+	"time"
+)
+
+// Organization owns products, licences, keys and a team.
+type Organization struct {
+	ID        string
+	Name      string
+	Slug      string
+	Plan      PlanID
+	CreatedAt time.Time
+}
+
+// Role is a member's role. The contract names owner and admin; roles are
+// ordered so that nobody acts above their own.
+type Role string
+
+// Roles.
+const (
+	RoleOwner Role = "owner"
+	RoleAdmin Role = "admin"
+)
+
+// Member is a person on an organization's team.
+type Member struct {
+	ID        string
+	OrgID     string
+	Email     string
+	Role      Role
+	CreatedAt time.Time
+}
+
+// Invitation invites an address to join the team. It is pending until it is
+// accepted, revoked or past its expiry.
+type Invitation struct {
+	ID         string
+	OrgID      string
+	Email      string
+	Role       Role
+	ExpiresAt  time.Time
+	CreatedAt  time.Time
+	AcceptedAt *time.Time
+	RevokedAt  *time.Time
+}
+
+var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// ValidateOrganization checks the fields of a new organization.
+func ValidateOrganization(name, slug string, plan PlanID, plans Plans, ownerEmail string) error {
+	var is Issues
+	if n := len([]rune(name)); n < 1 || n > 200 {
+		is.Add("name", "must be 1 to 200 characters")
+	}
+	if !slugRE.MatchString(slug) {
+		is.Add("slug", "must be 1 to 63 lowercase letters, digits and hyphens, not starting with a hyphen")
+	}
+	if _, ok := plans[plan]; !ok {
+		is.Add("plan", "must be one of free, indie, studio, business")
+	}
+	if msg := CheckEmail(ownerEmail); msg != "" {
+		is.Add("owner_email", "%s", msg)
+	}
+	return is.Err()
+}

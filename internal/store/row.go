@@ -1,0 +1,51 @@
+package store
+
+import (
+	"strings"
+	"time"
+
+	"github.com/licentia/licentia/internal/licentia"
+)
+
+// Millis is how engines without a time type store an instant: milliseconds
+// since the Unix epoch, UTC. Answers show milliseconds, so nothing is lost.
+func Millis(t time.Time) int64 { return t.UnixMilli() }
+
+// FromMillis is the inverse of Millis.
+func FromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// MillisPtr converts an optional time.
+func MillisPtr(t *time.Time) *int64 {
+	if t == nil {
+		return nil
+	}
+	ms := t.UnixMilli()
+	return &ms
+}
+
+// FromMillisPtr converts an optional stored time.
+func FromMillisPtr(ms *int64) *time.Time {
+	if ms == nil {
+		return nil
+	}
+	t := FromMillis(*ms)
+	return &t
+}
+
+// JoinScopes is the stored form of a set of scopes.
+func JoinScopes(scopes []licentia.Scope) string {
+	s := make([]string, len(scopes))
+	for i, sc := range scopes {
+		s[i] = string(sc)
+	}
+	return strings.Join(s, " ")
+}
+
+// SplitScopes is the inverse of JoinScopes.
+func SplitScopes(s string) []licentia.Scope {
+	var out []licentia.Scope
+	for _, f := range strings.Fields(s) {
+		out = append(out, licentia.Scope(f))
+	}
+	return out
+}
