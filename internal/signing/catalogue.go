@@ -1,0 +1,111 @@
+package signing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/sdk"
+)
+
+// RefreshInterval is how often a process reloads the product catalogue. The
+// contract gives other processes 30 seconds to see a rotation or a
+// retirement; reloading every 10 leaves room for a slow or failed load.
+const RefreshInterval = 10 * time.Second
+
+// Catalogue is every product of every organization with the public keys it
+// accepts, held in memory to verify licence keys without a query. The
+// process that changes a product refreshes it at once; others within
+// RefreshInterval.
+type Catalogue struct {
+	store store.Reader
+	log   *slog.Logger
+
+	mu       sync.RWMutex
+	verifier *sdk.Verifier
+	products map[string]*licentia.Product
+}
+
+// NewCatalogue returns an empty catalogue; call Refresh before use.
+func NewCatalogue(st store.Reader, log *slog.Logger) *Catalogue {
+	v, _ := sdk.NewVerifier()
+	return &Catalogue{store: st, log: log, verifier: v, products: map[string]*licentia.Product{}}
+}
+
+// Refresh reloads every product from the store.
+func (c *Catalogue) Refresh(ctx context.Context) error {
+	ps, err := c.store.AllProducts(ctx)
+	if err != nil {
+		return fmt.Errorf("refresh catalogue: %w", err)
+	}
+	byID := make(map[string]*licentia.Product, len(ps))
+	entries := make([]sdk.Product, 0, len(ps))
+	for i := range ps {
+		p := &ps[i]
+		byID[p.ID] = p
+		entries = append(entries, VerifierProduct(p))
+	}
+	v, err := sdk.NewVerifier(entries...)
+	if err != nil {
+		return fmt.Errorf("refresh catalogue: %w", err)
+	}
+	c.mu.Lock()
+	c.verifier, c.products = v, byID
+	c.mu.Unlock()
+	return nil
+}
+
+// Run refreshes the catalogue every RefreshInterval until ctx is done. A
+// failed refresh keeps the last catalogue and is logged.
+func (c *Catalogue) Run(ctx context.Context) {
+	t := time.NewTicker(RefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := c.Refresh(ctx); err != nil && ctx.Err() == nil {
+				c.log.Warn("catalogue refresh failed", "error", err.Error())
+			}
+		}
+	}
+}
+
+// VerifierProduct is what offline verification needs of a product: the keys
+// it accepts (current and previous, never retired).
+func VerifierProduct(p *licentia.Product) sdk.Product {
+	out := sdk.Product{ID: p.ID, KeyPrefix: p.KeyPrefix, LicenceDomain: p.LicenceSigningDomain, VerdictDomain: p.VerdictSigningDomain}
+	for _, k := range p.AcceptedKeys() {
+		out.PublicKeys = append(out.PublicKeys, k.PublicKey)
+	}
+	return out
+}
+
+// VerifyLicenceKey checks a licence key and returns its product and licence
+// id, or the contract's licence_key_invalid or licence_wrong_product.
+func (c *Catalogue) VerifyLicenceKey(key string) (*licentia.Product, string, error) {
+	c.mu.RLock()
+	v, products := c.verifier, c.products
+	c.mu.RUnlock()
+	vk, err := v.VerifyLicenceKey(key)
+	switch {
+	case errors.Is(err, sdk.ErrLicenceWrongProduct):
+		return nil, "", licentia.Errorf(licentia.CodeLicenceWrongProduct, "The licence key belongs to another product.")
+	case err != nil:
+		return nil, "", licentia.Errorf(licentia.CodeLicenceKeyInvalid, "The licence key is not valid.")
+	}
+	return products[vk.ProductID], vk.LicenceID, nil
+}
+
+// Product returns a product by id from the catalogue, or nil.
+func (c *Catalogue) Product(id string) *licentia.Product {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.products[id]
+}
