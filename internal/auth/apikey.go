@@ -6,6 +6,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 )
@@ -28,6 +30,10 @@ type Key struct {
 
 // String returns REDACTED so a key printed by mistake leaks nothing.
 func (Key) String() string { return "REDACTED" }
+
+// Format prints REDACTED for every verb: without it, %#v and %d would print
+// the struct's fields, key included.
+func (Key) Format(f fmt.State, _ rune) { io.WriteString(f, "REDACTED") }
 
 // Reveal returns the key itself, for the one answer that shows it.
 func (k Key) Reveal() string { return k.secret }

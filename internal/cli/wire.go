@@ -12,6 +12,7 @@ import (
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/store/postgres"
 	"github.com/licentia/licentia/internal/store/sqlite"
 )
 
@@ -19,6 +20,9 @@ import (
 func openStore(ctx context.Context, cfg config.Config) (store.Store, error) {
 	if path, ok := strings.CutPrefix(cfg.DatabaseURL, "sqlite:"); ok {
 		return sqlite.Open(ctx, path)
+	}
+	if strings.HasPrefix(cfg.DatabaseURL, "postgres://") || strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
+		return postgres.Open(ctx, cfg.DatabaseURL)
 	}
 	return nil, fmt.Errorf("open store: unsupported database URL")
 }

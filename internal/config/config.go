@@ -114,14 +114,30 @@ func (c Config) Redacted() map[string]any {
 	}
 }
 
-// redactURL hides the password of a connection URL.
+// redactURL hides the passwords of a connection URL: in its user info and in
+// password query parameters, which libpq and pgx also accept. A URL that does
+// not parse is hidden whole, since where its password is cannot be known.
 func redactURL(s string) string {
+	const mark = "<redacted>"
 	u, err := url.Parse(s)
-	if err != nil || u.User == nil {
-		return s
+	if err != nil {
+		return mark
 	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "<redacted>")
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), mark)
+		}
 	}
-	return u.String()
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return mark
+	}
+	for name := range q {
+		if strings.Contains(strings.ToLower(name), "password") {
+			q[name] = []string{mark}
+			u.RawQuery = q.Encode()
+		}
+	}
+	// url.URL.String escapes < and >.
+	return strings.ReplaceAll(u.String(), url.QueryEscape(mark), mark)
 }

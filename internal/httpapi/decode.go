@@ -50,11 +50,15 @@ func parseBody(raw []byte, issues *licentia.Issues, allowed ...string) *body {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return b
 	}
-	if msg := checkTokens(raw); msg != "" {
+	dups, msg := checkTokens(raw)
+	if msg != "" {
 		issues.Add("", "%s", msg)
 		return b
 	}
-	if err := json.Unmarshal(raw, &b.fields); err != nil {
+	*issues = append(*issues, dups...)
+	// Unmarshal sets the map to nil for a JSON null, so nil is refused too.
+	if err := json.Unmarshal(raw, &b.fields); err != nil || b.fields == nil {
+		b.fields = map[string]json.RawMessage{}
 		issues.Add("", "the body must be a JSON object")
 		return b
 	}
@@ -72,9 +76,10 @@ func parseBody(raw []byte, issues *licentia.Issues, allowed ...string) *body {
 	return b
 }
 
-// checkTokens walks raw and returns why it is not one strict JSON value: a
-// syntax error, a duplicate name in any object, or data after the value.
-func checkTokens(raw []byte) string {
+// checkTokens walks raw and returns an issue for every duplicate name, in
+// any object, at its JSON pointer; and why raw is not one JSON value (a
+// syntax error or data after the value), or "" when it is.
+func checkTokens(raw []byte) (dups licentia.Issues, msg string) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	type frame struct {
 		names    map[string]bool // nil for an array
@@ -87,7 +92,7 @@ func checkTokens(raw []byte) string {
 	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return "the body is not valid JSON"
+			return nil, "the body is not valid JSON"
 		}
 		var top *frame
 		if n := len(stack); n > 0 {
@@ -99,7 +104,7 @@ func checkTokens(raw []byte) string {
 			} else {
 				name := tok.(string)
 				if top.names[name] {
-					return "duplicate field " + top.path + pointer(name)
+					dups.Add(top.path+pointer(name), "duplicate field")
 				}
 				top.names[name] = true
 				top.wantName = false
@@ -129,9 +134,9 @@ func checkTokens(raw []byte) string {
 		}
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return "the body holds data after the JSON value"
+		return nil, "the body holds data after the JSON value"
 	}
-	return ""
+	return dups, ""
 }
 
 // pointer returns the JSON pointer of a top-level field.
@@ -229,3 +234,6 @@ func (b *body) strings(name string, required bool) []string {
 	}
 	return v
 }
+
+// empty reports whether no known field was sent.
+func (b *body) empty() bool { return len(b.fields) == 0 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"path"
 	"regexp"
 	"strings"
 	"time"
@@ -93,6 +94,12 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 // path with another method 405 method_not_allowed with Allow, both in the
 // error envelope; the standard mux's plain-text answers never reach a client.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	// The standard mux redirects a path that is not in canonical form (//,
+	// /./, /../) with a plain-text answer; such a path names no route.
+	if p := r.URL.EscapedPath(); p != cleanPath(p) {
+		s.writeError(w, r, licentia.Errorf(licentia.CodeNotFound, "No route matches this path."))
+		return
+	}
 	h, pattern := s.mux.Handler(r)
 	if pattern != "" {
 		s.mux.ServeHTTP(w, r)
@@ -106,6 +113,19 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeError(w, r, licentia.Errorf(licentia.CodeNotFound, "No route matches this path."))
+}
+
+// cleanPath is the canonical form of p, as the standard mux computes it:
+// path.Clean, keeping a trailing slash.
+func cleanPath(p string) string {
+	if p == "" || p[0] != '/' {
+		p = "/" + p
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
 }
 
 // clientAddr is the TCP peer, unless the peer is a trusted proxy: then

@@ -1,6 +1,10 @@
 package licentia
 
-import "strings"
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // CheckEmail returns why s is not an acceptable email address, or "" when it
 // is: one @, a non-empty local part, a domain with a dot, no spaces, at most
@@ -9,9 +13,9 @@ func CheckEmail(s string) string {
 	switch {
 	case s == "":
 		return "must not be empty"
-	case len(s) > 320:
+	case utf8.RuneCountInString(s) > 320:
 		return "must be at most 320 characters"
-	case strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+	case strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || unicode.IsSpace(r) }):
 		return "must not contain spaces or control characters"
 	case strings.Count(s, "@") != 1:
 		return "must contain exactly one @"

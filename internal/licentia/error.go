@@ -134,3 +134,17 @@ func PlanLimit(plan PlanID, resource string, limit, count int64) *Error {
 		Details: map[string]any{"plan": string(plan), "resource": resource, "limit": limit, "count": count},
 	}
 }
+
+// Merge adds the issues of more whose path has no issue yet, so that a
+// field reported while decoding is not reported again by its rule.
+func (is *Issues) Merge(more Issues) {
+	seen := map[string]bool{}
+	for _, i := range *is {
+		seen[i.Path] = true
+	}
+	for _, i := range more {
+		if !seen[i.Path] {
+			*is = append(*is, i)
+		}
+	}
+}

@@ -75,7 +75,8 @@ func ReadPlans(r io.Reader) (Plans, error) {
 			if !ok {
 				return nil, fmt.Errorf("read plans: plan %q lacks %q", id, f.name)
 			}
-			if err := json.Unmarshal(v, f.dst); err != nil || *f.dst < 0 {
+			// null would decode as 0 and silently allow nothing.
+			if err := json.Unmarshal(v, f.dst); err != nil || string(v) == "null" || *f.dst < 0 {
 				return nil, fmt.Errorf("read plans: plan %q: %q must be a non-negative integer", id, f.name)
 			}
 			delete(fields, f.name)

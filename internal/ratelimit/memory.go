@@ -12,9 +12,13 @@ import (
 type Memory struct {
 	clock     clock.Clock
 	mu        sync.Mutex
-	count     map[string]counter
+	count     map[subject]counter
 	nextSweep time.Time
 }
+
+// subject is what one counter counts: a rule and a key, kept apart so that no
+// rule name and key can join into another pair's ("a|b" + "c", "a" + "b|c").
+type subject struct{ rule, key string }
 
 type counter struct {
 	start int64     // window start, Unix nanoseconds
@@ -26,14 +30,14 @@ var _ Limiter = (*Memory)(nil)
 
 // NewMemory returns an in-memory Limiter.
 func NewMemory(clk clock.Clock) *Memory {
-	return &Memory{clock: clk, count: make(map[string]counter)}
+	return &Memory{clock: clk, count: make(map[subject]counter)}
 }
 
 // Allow counts one request.
 func (m *Memory) Allow(_ context.Context, rule Rule, key string) (Result, error) {
 	now := m.clock.Now()
 	start, left := window(now, rule.Window)
-	k := rule.Name + "|" + key
+	k := subject{rule.Name, key}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.forgetOld(now)

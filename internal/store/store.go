@@ -43,6 +43,20 @@ type Reader interface {
 	PendingInvitations(ctx context.Context, orgID string, now time.Time) ([]licentia.Invitation, error)
 	// OrganizationAudit lists an organization's audit log, oldest first.
 	OrganizationAudit(ctx context.Context, orgID string) ([]licentia.AuditEntry, error)
+	// Products lists an organization's products with their key history,
+	// oldest first.
+	Products(ctx context.Context, orgID string) ([]licentia.Product, error)
+	// Product reads one; another organization's answers product_not_found.
+	Product(ctx context.Context, orgID, id string) (*licentia.Product, error)
+	// AllProducts lists every product of every organization, for the
+	// catalogue that verifies licence keys.
+	AllProducts(ctx context.Context) ([]licentia.Product, error)
+	// CountProducts counts an organization's products, and those created at
+	// or after since.
+	CountProducts(ctx context.Context, orgID string, since time.Time) (all, createdSince int64, err error)
+	// ProductNameUse says whether a product id or key prefix is free, held
+	// by a product now (of any organization), or was used before.
+	ProductNameUse(ctx context.Context, field ProductField, value string) (NameUse, error)
 	// Setting reads a service-wide setting; a missing one is "" and no error.
 	Setting(ctx context.Context, name string) (string, error)
 }
@@ -62,6 +76,21 @@ type Tx interface {
 	// RevokeAPIKey sets revoked_at on a live key and reports whether it changed.
 	RevokeAPIKey(ctx context.Context, orgID, id string, at time.Time) (bool, error)
 	AppendAudit(ctx context.Context, e *licentia.AuditEntry) error
+	// CreateProduct writes a product with its keys and records its id and
+	// prefix as used forever. A taken id or prefix answers conflict.
+	CreateProduct(ctx context.Context, p *licentia.Product) error
+	// UpdateProduct writes name, current_major, machines_per_seat and
+	// updated_at.
+	UpdateProduct(ctx context.Context, p *licentia.Product) error
+	AddProductKey(ctx context.Context, k *licentia.ProductKey) error
+	// SetProductKeyStatus moves a key to current, previous or retired.
+	SetProductKeyStatus(ctx context.Context, productID, keyID string, status licentia.KeyStatus, retiredAt *time.Time) error
+	// ResealProductKey replaces a key's sealed private part, for master-key
+	// rotation.
+	ResealProductKey(ctx context.Context, keyID string, sealed []byte, masterFingerprint string) error
+	// DeleteProduct removes a product and its keys; its id and prefix stay
+	// used. No route deletes products; operators and tests may.
+	DeleteProduct(ctx context.Context, orgID, id string) error
 	SetSetting(ctx context.Context, name, value string) error
 }
 

@@ -124,9 +124,10 @@ func (t *tx) CreateMember(ctx context.Context, m *licentia.Member) error {
 }
 
 func (t *tx) CreateInvitation(ctx context.Context, inv *licentia.Invitation) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO invitations (id, org_id, email, role, expires_at, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`,
-		inv.ID, inv.OrgID, inv.Email, inv.Role, store.Millis(inv.ExpiresAt), store.Millis(inv.CreatedAt))
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO invitations (id, org_id, email, role, expires_at, created_at, accepted_at, revoked_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		inv.ID, inv.OrgID, inv.Email, inv.Role, store.Millis(inv.ExpiresAt), store.Millis(inv.CreatedAt),
+		store.MillisPtr(inv.AcceptedAt), store.MillisPtr(inv.RevokedAt))
 	if err != nil {
 		return fmt.Errorf("create invitation: %w", err)
 	}

@@ -98,19 +98,16 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // InTx runs fn in one BEGIN IMMEDIATE transaction on the writer connection.
-func (db *DB) InTx(ctx context.Context, fn func(store.Tx) error) (err error) {
+func (db *DB) InTx(ctx context.Context, fn func(store.Tx) error) error {
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			sqlTx.Rollback()
-			panic(p)
-		}
-	}()
+	// Deferred, the rollback also runs when fn panics or calls
+	// runtime.Goexit, so the one writer connection is never left inside a
+	// transaction; after a commit it does nothing.
+	defer sqlTx.Rollback()
 	if err := fn(&tx{reader: reader{q: sqlTx}, tx: sqlTx}); err != nil {
-		sqlTx.Rollback()
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {

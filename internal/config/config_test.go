@@ -1,0 +1,263 @@
+package config_test
+
+import (
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/licentia/licentia/internal/config"
+)
+
+// env returns a getenv reading vars.
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+// prefixes compares netip.Prefix values, whose fields are unexported.
+var prefixes = cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })
+
+func TestLoadDefaults(t *testing.T) {
+	got, err := config.Load(env(nil))
+	if err != nil {
+		t.Fatalf("Load() error = %v", err)
+	}
+	want := config.Config{
+		DataDir:         "./data",
+		Listen:          "127.0.0.1:8080",
+		DatabaseURL:     "sqlite:" + filepath.Join("./data", "licentia.db"),
+		VerdictValidity: config.DefaultVerdictValidity,
+	}
+	if diff := cmp.Diff(want, got, prefixes); diff != "" {
+		t.Errorf("Load() defaults mismatch (-want +got):\n%s", diff)
+	}
+	if config.DefaultVerdictValidity != 7*24*time.Hour {
+		t.Errorf("DefaultVerdictValidity = %v, want the documented 168h", config.DefaultVerdictValidity)
+	}
+}
+
+func TestLoadDatabaseInDataDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	got, err := config.Load(env(map[string]string{"LICENTIA_DATA_DIR": dir}))
+	if err != nil {
+		t.Fatalf("Load() error = %v", err)
+	}
+	if want := "sqlite:" + filepath.Join(dir, "licentia.db"); got.DatabaseURL != want {
+		t.Errorf("DatabaseURL = %q, want %q, a file in the data directory", got.DatabaseURL, want)
+	}
+}
+
+func TestLoadEveryVariable(t *testing.T) {
+	vars := map[string]string{
+		"LICENTIA_DATABASE_URL":     "postgres://licentia:pw@db.internal:5432/licentia?sslmode=require",
+		"LICENTIA_DATA_DIR":         "/var/lib/licentia",
+		"LICENTIA_LISTEN":           "0.0.0.0:9090",
+		"LICENTIA_BASE_URL":         "https://licences.example.com/",
+		"LICENTIA_MASTER_KEY_FILE":  "/run/secrets/master.key",
+		"LICENTIA_REDIS_URL":        "redis://:pw@redis:6379/0",
+		"LICENTIA_TRUSTED_PROXIES":  "10.1.2.3/8, 192.168.0.0/16,,2001:db8::1/32",
+		"LICENTIA_PLANS_FILE":       "/etc/licentia/plans.json",
+		"LICENTIA_VERDICT_VALIDITY": "36h",
+		"LICENTIA_WEBHOOK_RESOLVE":  "hooks.example.com:443:127.0.0.1:8443, [::1]:443:[::1]:9443",
+		"LICENTIA_WEBHOOK_CA_FILE":  "/tmp/ca.pem",
+	}
+	got, err := config.Load(env(vars))
+	if err != nil {
+		t.Fatalf("Load() error = %v", err)
+	}
+	want := config.Config{
+		DatabaseURL:   "postgres://licentia:pw@db.internal:5432/licentia?sslmode=require",
+		DataDir:       "/var/lib/licentia",
+		Listen:        "0.0.0.0:9090",
+		BaseURL:       "https://licences.example.com",
+		MasterKeyFile: "/run/secrets/master.key",
+		RedisURL:      "redis://:pw@redis:6379/0",
+		TrustedProxies: []netip.Prefix{
+			netip.MustParsePrefix("10.0.0.0/8"),
+			netip.MustParsePrefix("192.168.0.0/16"),
+			netip.MustParsePrefix("2001:db8::/32"),
+		},
+		PlansFile:       "/etc/licentia/plans.json",
+		VerdictValidity: 36 * time.Hour,
+		WebhookResolve:  []string{"hooks.example.com:443:127.0.0.1:8443", "[::1]:443:[::1]:9443"},
+		WebhookCAFile:   "/tmp/ca.pem",
+	}
+	if diff := cmp.Diff(want, got, prefixes); diff != "" {
+		t.Errorf("Load() mismatch (-want +got):\n%s", diff)
+	}
+	// Every variable the configuration documents is read: removing any one
+	// of them changes the result.
+	for name := range vars {
+		without := map[string]string{}
+		for k, v := range vars {
+			if k != name {
+				without[k] = v
+			}
+		}
+		other, err := config.Load(env(without))
+		if err != nil {
+			t.Fatalf("Load() without %s error = %v", name, err)
+		}
+		if cmp.Equal(got, other, prefixes) {
+			t.Errorf("Load() ignores %s", name)
+		}
+	}
+}
+
+func TestLoadAccepted(t *testing.T) {
+	for _, tt := range []struct {
+		name, variable, value string
+	}{
+		{"sqlite path", "LICENTIA_DATABASE_URL", "sqlite:/srv/licentia.db"},
+		{"sqlite relative path", "LICENTIA_DATABASE_URL", "sqlite:licentia.db"},
+		{"postgresql scheme", "LICENTIA_DATABASE_URL", "postgresql://u@h/db"},
+		{"http base URL", "LICENTIA_BASE_URL", "http://localhost:8080"},
+		{"one proxy", "LICENTIA_TRUSTED_PROXIES", "127.0.0.1/32"},
+		{"validity in minutes", "LICENTIA_VERDICT_VALIDITY", "90m"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := config.Load(env(map[string]string{tt.variable: tt.value})); err != nil {
+				t.Errorf("Load(%s=%q) error = %v", tt.variable, tt.value, err)
+			}
+		})
+	}
+}
+
+func TestLoadRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name, variable, value string
+	}{
+		{"mysql database", "LICENTIA_DATABASE_URL", "mysql://u:p@h/db"},
+		{"bare path database", "LICENTIA_DATABASE_URL", "/srv/licentia.db"},
+		{"sqlite without colon", "LICENTIA_DATABASE_URL", "sqlite"},
+		{"upper-case scheme", "LICENTIA_DATABASE_URL", "POSTGRES://h/db"},
+		{"ftp base URL", "LICENTIA_BASE_URL", "ftp://example.com"},
+		{"base URL without host", "LICENTIA_BASE_URL", "https://"},
+		{"relative base URL", "LICENTIA_BASE_URL", "example.com"},
+		{"proxy without length", "LICENTIA_TRUSTED_PROXIES", "10.0.0.1"},
+		{"proxy length too long", "LICENTIA_TRUSTED_PROXIES", "10.0.0.0/33"},
+		{"proxy not an address", "LICENTIA_TRUSTED_PROXIES", "10.0.0.0/8,proxy.internal/32"},
+		{"proxy host name", "LICENTIA_TRUSTED_PROXIES", "localhost"},
+		{"validity zero", "LICENTIA_VERDICT_VALIDITY", "0"},
+		{"validity negative", "LICENTIA_VERDICT_VALIDITY", "-1h"},
+		{"validity in days", "LICENTIA_VERDICT_VALIDITY", "7d"},
+		{"validity without unit", "LICENTIA_VERDICT_VALIDITY", "3600"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := config.Load(env(map[string]string{tt.variable: tt.value}))
+			if err == nil {
+				t.Fatalf("Load(%s=%q) = %+v, want an error", tt.variable, tt.value, got)
+			}
+			if !strings.Contains(err.Error(), tt.variable) {
+				t.Errorf("Load(%s=%q) error = %q, want it to name %s", tt.variable, tt.value, err, tt.variable)
+			}
+		})
+	}
+}
+
+func TestLoadReportsEveryProblem(t *testing.T) {
+	_, err := config.Load(env(map[string]string{
+		"LICENTIA_DATABASE_URL":     "mysql://h/db",
+		"LICENTIA_BASE_URL":         "ftp://x",
+		"LICENTIA_TRUSTED_PROXIES":  "a/1,b/2",
+		"LICENTIA_VERDICT_VALIDITY": "soon",
+	}))
+	if err == nil {
+		t.Fatal("Load() error = nil, want problems")
+	}
+	for _, want := range []string{"LICENTIA_DATABASE_URL", "LICENTIA_BASE_URL", `"a/1"`, `"b/2"`, "LICENTIA_VERDICT_VALIDITY"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Load() error = %q, want it to report %s", err, want)
+		}
+	}
+}
+
+func TestRedacted(t *testing.T) {
+	const secret = "s3cr3t"
+	for _, tt := range []struct {
+		name         string
+		database     string
+		redis        string
+		wantDatabase string
+		wantRedis    string
+	}{
+		{
+			name:         "passwords in user info",
+			database:     "postgres://licentia:" + secret + "@db:5432/licentia",
+			redis:        "redis://:" + secret + "@redis:6379/0",
+			wantDatabase: "postgres://licentia:<redacted>@db:5432/licentia",
+			wantRedis:    "redis://:<redacted>@redis:6379/0",
+		},
+		{
+			name:         "no passwords",
+			database:     "postgres://licentia@db/licentia?sslmode=disable",
+			redis:        "redis://redis:6379",
+			wantDatabase: "postgres://licentia@db/licentia?sslmode=disable",
+			wantRedis:    "redis://redis:6379",
+		},
+		{
+			name:         "sqlite",
+			database:     "sqlite:/var/lib/licentia/licentia.db",
+			wantDatabase: "sqlite:/var/lib/licentia/licentia.db",
+		},
+		{
+			// libpq and pgx also take the password as a query parameter.
+			name:         "password parameter",
+			database:     "postgres://db/licentia?user=licentia&password=" + secret + "&sslmode=require",
+			wantDatabase: "postgres://db/licentia?password=<redacted>&sslmode=require&user=licentia",
+		},
+		{
+			// url.Parse refuses these; they must not be printed as sent.
+			name:         "unparsable",
+			database:     "postgres://licentia:" + secret + " x@db/licentia",
+			redis:        "redis://:" + secret + "%zz@redis:6379",
+			wantDatabase: "<redacted>",
+			wantRedis:    "<redacted>",
+		},
+		{
+			// url.URL.Query drops a pair it cannot decode, password included.
+			name:         "undecodable parameter",
+			database:     "postgres://db/licentia?password=" + secret + "%zz",
+			wantDatabase: "<redacted>",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Load(env(map[string]string{"LICENTIA_DATABASE_URL": tt.database, "LICENTIA_REDIS_URL": tt.redis}))
+			if err != nil {
+				t.Fatalf("Load() error = %v", err)
+			}
+			r := c.Redacted()
+			if got := fmt.Sprint(r); strings.Contains(got, secret) {
+				t.Errorf("Redacted() = %s, shows the password", got)
+			}
+			if r["database"] != tt.wantDatabase || r["redis"] != tt.wantRedis {
+				t.Errorf("Redacted() database, redis = %q, %q, want %q, %q", r["database"], r["redis"], tt.wantDatabase, tt.wantRedis)
+			}
+		})
+	}
+}
+
+func TestRedactedShowsSettings(t *testing.T) {
+	c, err := config.Load(env(map[string]string{"LICENTIA_TRUSTED_PROXIES": "10.0.0.0/8,fd00::/8", "LICENTIA_VERDICT_VALIDITY": "24h"}))
+	if err != nil {
+		t.Fatalf("Load() error = %v", err)
+	}
+	want := map[string]any{
+		"database":         "sqlite:" + filepath.Join("./data", "licentia.db"),
+		"data_dir":         "./data",
+		"listen":           "127.0.0.1:8080",
+		"base_url":         "",
+		"master_key_file":  "",
+		"redis":            "",
+		"trusted_proxies":  2,
+		"plans_file":       "",
+		"verdict_validity": "24h0m0s",
+	}
+	if diff := cmp.Diff(want, c.Redacted()); diff != "" {
+		t.Errorf("Redacted() mismatch (-want +got):\n%s", diff)
+	}
+}

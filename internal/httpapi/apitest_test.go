@@ -1,0 +1,551 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/auth"
+	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/httpapi"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/ratelimit"
+	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/store/sqlite"
+)
+
+// start is where every fake clock begins: on a whole minute, so the admin
+// rate-limit window has 60 seconds left.
+var start = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+// testEnv is the real service in-process: SQLite in a temporary directory, a
+// fake clock, the in-memory rate limiter and a real HTTP server.
+type testEnv struct {
+	srv   *httptest.Server
+	api   *httpapi.Server
+	store store.Store
+	admin *admin.Service
+	clock *clock.Fake
+	logs  *logBuffer
+	// org is an organization on the business plan, made for every env.
+	org *licentia.Organization
+}
+
+type envOptions struct {
+	trustedProxies []netip.Prefix
+	ready          func() error
+	// setup runs before the server starts, to register test-only routes.
+	setup func(*httpapi.Server)
+}
+
+func newTestEnv(t *testing.T) *testEnv {
+	t.Helper()
+	return newTestEnvWith(t, envOptions{})
+}
+
+func newTestEnvWith(t *testing.T, o envOptions) *testEnv {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
+	if err != nil {
+		t.Fatalf("sqlite.Open() error = %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	clk := clock.NewFake(start)
+	logs := &logBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	svc := admin.New(st, clk, licentia.DefaultPlans(), log)
+	api := httpapi.New(httpapi.Options{
+		Store:          st,
+		Admin:          svc,
+		Auth:           auth.NewAuthenticator(st, clk),
+		Limiter:        ratelimit.NewMemory(clk),
+		Clock:          clk,
+		Logger:         log,
+		TrustedProxies: o.trustedProxies,
+		Ready:          o.ready,
+	})
+	if o.setup != nil {
+		o.setup(api)
+	}
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	e := &testEnv{srv: srv, api: api, store: st, admin: svc, clock: clk, logs: logs}
+	e.org = e.createOrg(t, "acme", licentia.PlanBusiness)
+	return e
+}
+
+// createOrg creates an organization as the operator, with its owner.
+func (e *testEnv) createOrg(t *testing.T, slug string, plan licentia.PlanID) *licentia.Organization {
+	t.Helper()
+	o, err := e.admin.CreateOrganization(t.Context(), licentia.OperatorActor, admin.NewOrganization{
+		Name: "Org " + slug, Slug: slug, Plan: plan, OwnerEmail: "owner@" + slug + ".example",
+	})
+	if err != nil {
+		t.Fatalf("CreateOrganization(%s) error = %v", slug, err)
+	}
+	return o
+}
+
+// key creates an API key in orgID holding scopes and returns it in clear.
+func (e *testEnv) key(t *testing.T, orgID string, scopes ...licentia.Scope) string {
+	t.Helper()
+	key, _ := e.newKey(t, orgID, admin.NewAPIKey{Name: "test", Scopes: scopes})
+	return key
+}
+
+// newKey creates an API key and returns it in clear with its record.
+func (e *testEnv) newKey(t *testing.T, orgID string, in admin.NewAPIKey) (string, *licentia.APIKey) {
+	t.Helper()
+	key, rec, err := e.admin.CreateAPIKey(t.Context(), licentia.OperatorActor, orgID, in)
+	if err != nil {
+		t.Fatalf("CreateAPIKey(%v) error = %v", in.Scopes, err)
+	}
+	return key.Reveal(), rec
+}
+
+// keyScopes are all the scopes a key may hold (every scope but members:write).
+func keyScopes() []licentia.Scope {
+	var out []licentia.Scope
+	for _, s := range licentia.Scopes {
+		if licentia.IsKeyScope(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// scopesBut returns every key scope except s.
+func scopesBut(s licentia.Scope) []licentia.Scope {
+	var out []licentia.Scope
+	for _, have := range keyScopes() {
+		if have != s {
+			out = append(out, have)
+		}
+	}
+	return out
+}
+
+// call is one HTTP request.
+type call struct {
+	method, path string
+	// key is sent as "Authorization: Bearer <key>" when not empty.
+	key string
+	// body is sent as is when a string or []byte, and marshalled otherwise.
+	body    any
+	headers map[string]string
+	// invalid marks a request that breaks the document on purpose (no key, a
+	// bad request id, an unknown route or parameter): only the answer is
+	// validated against it.
+	invalid bool
+}
+
+// resp is an answer.
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// do sends a request the document allows and checks both it and the answer
+// against openapi.json.
+func (e *testEnv) do(t *testing.T, method, path, key string, body any, headers map[string]string) *resp {
+	t.Helper()
+	return e.send(t, call{method: method, path: path, key: key, body: body, headers: headers})
+}
+
+// doInvalid sends a request that breaks the document on purpose and checks
+// the answer against openapi.json.
+func (e *testEnv) doInvalid(t *testing.T, method, path, key string, body any, headers map[string]string) *resp {
+	t.Helper()
+	return e.send(t, call{method: method, path: path, key: key, body: body, headers: headers, invalid: true})
+}
+
+// send sends c, validates the exchange against openapi.json and checks the
+// conventions every answer keeps.
+func (e *testEnv) send(t *testing.T, c call) *resp {
+	t.Helper()
+	raw := encodeBody(t, c.body)
+	res, err := e.srv.Client().Do(e.request(t, c, raw))
+	if err != nil {
+		t.Fatalf("%s %s: %v", c.method, c.path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read answer: %v", c.method, c.path, err)
+	}
+	r := &resp{status: res.StatusCode, header: res.Header, body: b}
+	validateExchange(t, e.request(t, c, raw), r, c.invalid)
+	checkConventions(t, c, r)
+	return r
+}
+
+// request builds the HTTP request of c; the validator reads its own copy.
+func (e *testEnv) request(t *testing.T, c call, raw []byte) *http.Request {
+	t.Helper()
+	var body io.Reader
+	if raw != nil {
+		body = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), c.method, e.srv.URL+c.path, body)
+	if err != nil {
+		t.Fatalf("NewRequest(%s %s) error = %v", c.method, c.path, err)
+	}
+	if raw != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.key != "" {
+		req.Header.Set("Authorization", "Bearer "+c.key)
+	}
+	for k, v := range c.headers {
+		req.Header.Set(k, v)
+	}
+	return req
+}
+
+func encodeBody(t *testing.T, body any) []byte {
+	t.Helper()
+	switch b := body.(type) {
+	case nil:
+		return nil
+	case string:
+		return []byte(b)
+	case []byte:
+		return b
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		t.Fatalf("json.Marshal(%v) error = %v", body, err)
+	}
+	return raw
+}
+
+// checkConventions checks what every answer carries: Cache-Control:
+// no-store, a request id (the client's when it has the contract's shape),
+// the same id in an error body, and never a plain Retry-After.
+func checkConventions(t *testing.T, c call, r *resp) {
+	t.Helper()
+	if got := r.header.Get("Cache-Control"); got != "no-store" {
+		t.Errorf("%s %s: Cache-Control = %q, want no-store", c.method, c.path, got)
+	}
+	if got := r.header.Values("Retry-After"); got != nil {
+		t.Errorf("%s %s: Retry-After = %q, want none", c.method, c.path, got)
+	}
+	id := r.header.Get("X-Request-Id")
+	if sent, ok := headerValue(c.headers, "X-Request-Id"); ok && requestIDShape(sent) && id != sent {
+		t.Errorf("%s %s: X-Request-Id = %q, want the client's %q", c.method, c.path, id, sent)
+	}
+	if r.status >= 400 {
+		if got := r.apiError(t).RequestID; got != id {
+			t.Errorf("%s %s: error request_id = %q, want X-Request-Id %q", c.method, c.path, got, id)
+		}
+	}
+}
+
+func headerValue(h map[string]string, name string) (string, bool) {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// requestIDShape reports whether id has the contract's shape: 8 to 64 of
+// A-Z a-z 0-9 . _ -.
+func requestIDShape(id string) bool {
+	if len(id) < 8 || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// apiError is the "error" object of a failure.
+type apiError struct {
+	Code      licentia.Code  `json:"code"`
+	Message   string         `json:"message"`
+	Details   map[string]any `json:"details"`
+	RequestID string         `json:"request_id"`
+}
+
+func (r *resp) apiError(t *testing.T) apiError {
+	t.Helper()
+	var b struct {
+		Error apiError `json:"error"`
+	}
+	if err := json.Unmarshal(r.body, &b); err != nil {
+		t.Fatalf("error body %q: %v", r.body, err)
+	}
+	return b.Error
+}
+
+// json decodes the answer into a generic value, for cmp.Diff with a want.
+func (r *resp) json(t *testing.T) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		t.Fatalf("answer %q is not JSON: %v", r.body, err)
+	}
+	return v
+}
+
+// scenario is one request and the answer expected, in the manner of
+// pocketbase's ApiScenario.
+type scenario struct {
+	name       string
+	call       call
+	wantStatus int
+	// wantCode and wantDetails are checked on failures.
+	wantCode    licentia.Code
+	wantDetails map[string]any
+	// wantBody, when set, is the whole answer as JSON.
+	wantBody string
+	// notWant lists strings the answer body must not contain.
+	notWant []string
+}
+
+// run sends the scenario's request and checks the answer.
+func (e *testEnv) run(t *testing.T, tt scenario) *resp {
+	t.Helper()
+	r := e.send(t, tt.call)
+	if r.status != tt.wantStatus {
+		t.Errorf("%s %s status = %d, want %d; body %s", tt.call.method, tt.call.path, r.status, tt.wantStatus, r.body)
+	}
+	if tt.wantCode != "" {
+		got := r.apiError(t)
+		if got.Code != tt.wantCode {
+			t.Errorf("%s %s code = %q, want %q", tt.call.method, tt.call.path, got.Code, tt.wantCode)
+		}
+		if diff := cmp.Diff(tt.wantDetails, got.Details); diff != "" {
+			t.Errorf("%s %s details mismatch (-want +got):\n%s", tt.call.method, tt.call.path, diff)
+		}
+	}
+	if tt.wantBody != "" {
+		var want any
+		if err := json.Unmarshal([]byte(tt.wantBody), &want); err != nil {
+			t.Fatalf("wantBody: %v", err)
+		}
+		if diff := cmp.Diff(want, r.json(t)); diff != "" {
+			t.Errorf("%s %s answer mismatch (-want +got):\n%s", tt.call.method, tt.call.path, diff)
+		}
+	}
+	for _, s := range tt.notWant {
+		if bytes.Contains(r.body, []byte(s)) {
+			t.Errorf("%s %s answer contains %q: %s", tt.call.method, tt.call.path, s, r.body)
+		}
+	}
+	return r
+}
+
+// repeat sends c n times without validating against the document (the
+// rate-limit tests send hundreds) and checks each status.
+func (e *testEnv) repeat(t *testing.T, n int, c call, wantStatus int) {
+	t.Helper()
+	for i := range n {
+		req := e.request(t, c, encodeBody(t, c.body))
+		res, err := e.srv.Client().Do(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != wantStatus {
+			t.Fatalf("request %d to %s %s: status = %d, want %d", i+1, c.method, c.path, res.StatusCode, wantStatus)
+		}
+	}
+}
+
+// adminRoute is one administration route of routes.go.
+type adminRoute struct {
+	method, pattern string
+	scope           licentia.Scope
+	// body is one the document accepts, for routes that take a body.
+	body any
+}
+
+// adminRoutes lists every administration route; TestRouteTable holds it to
+// routes.go and openapi.json.
+var adminRoutes = []adminRoute{
+	{"GET", "/v1/admin/organization", licentia.ScopeOrganizationRead, nil},
+	{"GET", "/v1/admin/members", licentia.ScopeMembersRead, nil},
+	{"GET", "/v1/admin/invitations", licentia.ScopeMembersRead, nil},
+	{"POST", "/v1/admin/invitations", licentia.ScopeMembersWrite, map[string]any{"email": "new@acme.example", "role": "admin"}},
+	{"POST", "/v1/admin/invitations/{id}/revoke", licentia.ScopeMembersWrite, nil},
+	{"PUT", "/v1/admin/members/{id}/role", licentia.ScopeMembersWrite, map[string]any{"role": "admin"}},
+	{"DELETE", "/v1/admin/members/{id}", licentia.ScopeMembersWrite, nil},
+	{"GET", "/v1/admin/integrations", licentia.ScopeProviderRead, nil},
+	{"GET", "/v1/admin/integrations/{id}/mappings", licentia.ScopeProviderRead, nil},
+	{"PUT", "/v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, map[string]any{"product_id": "desk-app"}},
+	{"DELETE", "/v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, nil},
+}
+
+// someID is a UUID that names nothing.
+const someID = "5f0c6f4e-3b7a-4c1d-9e2f-0a1b2c3d4e5f"
+
+func (rt adminRoute) String() string { return rt.method + " " + rt.pattern }
+
+// path fills the pattern's wildcards with valid values.
+func (rt adminRoute) path() string {
+	return strings.NewReplacer("{id}", someID, "{providerProductId}", "prod_Desk-1").Replace(rt.pattern)
+}
+
+// call is a request to the route with key that the document allows.
+func (rt adminRoute) call(key string) call {
+	return call{method: rt.method, path: rt.path(), key: key, body: rt.body}
+}
+
+// isTeamChange reports whether the route changes the team, which no key may do.
+func (rt adminRoute) isTeamChange() bool { return rt.scope == licentia.ScopeMembersWrite }
+
+// isIntegration reports whether the route is an integration or mapping route.
+func (rt adminRoute) isIntegration() bool {
+	return rt.scope == licentia.ScopeProviderRead || rt.scope == licentia.ScopeProviderWrite
+}
+
+// logBuffer collects the server's log lines; handlers write from their own
+// goroutines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// uuidPattern is the shape the service accepts as a UUID: 8-4-4-4-12
+// hexadecimal digits of any case and any version.
+const uuidPattern = `^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`
+
+// document is openapi.json, loaded and validated once per test binary.
+type document struct {
+	doc    *openapi3.T
+	router routers.Router
+	// unrouted holds the answers to a path or method the document does not
+	// list: 404 not_found, 405 method_not_allowed, or 500 from a test-only
+	// route.
+	unrouted *routers.Route
+}
+
+var loadDocument = sync.OnceValues(func() (*document, error) {
+	// kin-openapi checks no uuid format unless one is registered.
+	openapi3.DefineStringFormatValidator("uuid", openapi3.NewRegexpFormatValidator(uuidPattern))
+	doc, err := openapi3.NewLoader().LoadFromData(httpapi.OpenAPI)
+	if err != nil {
+		return nil, fmt.Errorf("load openapi.json: %w", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, fmt.Errorf("validate openapi.json: %w", err)
+	}
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		return nil, fmt.Errorf("route openapi.json: %w", err)
+	}
+	rs := doc.Components.Responses
+	unrouted := &routers.Route{Spec: doc, Path: "/{unrouted}", Operation: &openapi3.Operation{
+		Responses: openapi3.NewResponses(
+			openapi3.WithStatus(http.StatusNotFound, rs["NotFound"]),
+			openapi3.WithStatus(http.StatusMethodNotAllowed, rs["MethodNotAllowed"]),
+			openapi3.WithStatus(http.StatusInternalServerError, rs["InternalError"]),
+		),
+	}}
+	return &document{doc: doc, router: router, unrouted: unrouted}, nil
+})
+
+func apiDocument(t *testing.T) *document {
+	t.Helper()
+	d, err := loadDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// validateExchange fails the test when the request (unless invalid on
+// purpose) or the answer does not match openapi.json.
+func validateExchange(t *testing.T, req *http.Request, r *resp, invalid bool) {
+	t.Helper()
+	for _, err := range exchangeErrors(t.Context(), apiDocument(t), req, r, invalid) {
+		t.Error(err)
+	}
+}
+
+// exchangeErrors lists how the request (unless invalid on purpose) and the
+// answer differ from the document. An undocumented status is a difference.
+func exchangeErrors(ctx context.Context, d *document, req *http.Request, r *resp, invalid bool) []error {
+	var errs []error
+	route, params, err := d.router.FindRoute(req)
+	switch {
+	case err != nil && !invalid:
+		errs = append(errs, fmt.Errorf("%s %s is not in openapi.json: %w", req.Method, req.URL.Path, err))
+		route, params = d.unrouted, nil
+	case err != nil:
+		route, params = d.unrouted, nil
+	case !invalid:
+		in := &openapi3filter.RequestValidationInput{
+			Request: req, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: bearerPresent, MultiError: true},
+		}
+		if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
+			errs = append(errs, fmt.Errorf("request %s %s does not match openapi.json: %w", req.Method, req.URL.Path, err))
+		}
+	}
+	out := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 r.status,
+		Header:                 r.header,
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	out.SetBodyBytes(r.body)
+	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
+		errs = append(errs, fmt.Errorf("answer %d to %s %s does not match openapi.json: %w\nbody: %s", r.status, req.Method, req.URL.Path, err, r.body))
+	}
+	return errs
+}
+
+// bearerPresent holds requests to the document's bearer scheme: the header is
+// there with the scheme. Whether the key is good is the service's to say.
+func bearerPresent(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	if !strings.HasPrefix(in.RequestValidationInput.Request.Header.Get("Authorization"), "Bearer ") {
+		return errors.New("no bearer token")
+	}
+	return nil
+}
+
+// paddedBody returns doc followed by spaces up to size bytes: still the same
+// JSON value, of an exact size.
+func paddedBody(doc string, size int) string {
+	return doc + strings.Repeat(" ", size-len(doc))
+}

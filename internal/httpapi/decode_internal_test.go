@@ -1,0 +1,264 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/licentia/licentia/internal/licentia"
+)
+
+func TestParseBody(t *testing.T) {
+	issue := func(path, message string) licentia.Issue { return licentia.Issue{Path: path, Message: message} }
+	for _, tt := range []struct {
+		name       string
+		raw        string
+		allowed    []string
+		wantIssues licentia.Issues
+		wantFields []string
+	}{
+		{name: "empty body reads as {}", raw: ""},
+		{name: "blank body reads as {}", raw: " \n\t"},
+		{name: "empty object", raw: "{}"},
+		{name: "known fields", raw: `{"email":"a@b.example","n":1}`, allowed: []string{"email", "n"}, wantFields: []string{"email", "n"}},
+		{
+			name: "case-changed name is unknown", raw: `{"Email":"a@b.example"}`, allowed: []string{"email"},
+			wantIssues: licentia.Issues{issue("/Email", "unknown field")},
+		},
+		{
+			name: "unknown names in order", raw: `{"z":1,"email":"a","a":2}`, allowed: []string{"email"},
+			wantIssues: licentia.Issues{issue("/a", "unknown field"), issue("/z", "unknown field")}, wantFields: []string{"email"},
+		},
+		{
+			name: "duplicate name", raw: `{"email":"a@b.example","email":"c@d.example"}`, allowed: []string{"email"},
+			wantIssues: licentia.Issues{issue("/email", "duplicate field")}, wantFields: []string{"email"},
+		},
+		{
+			name: "duplicate through an escape", raw: `{"email":"a","\u0065mail":"b"}`, allowed: []string{"email"},
+			wantIssues: licentia.Issues{issue("/email", "duplicate field")}, wantFields: []string{"email"},
+		},
+		{
+			name: "nested duplicate", raw: `{"a":{"b":1,"b":2}}`, allowed: []string{"a"},
+			wantIssues: licentia.Issues{issue("/a/b", "duplicate field")}, wantFields: []string{"a"},
+		},
+		{
+			name: "duplicate inside an array", raw: `{"a":[1,{"b":{"c":1,"c":2}}]}`, allowed: []string{"a"},
+			wantIssues: licentia.Issues{issue("/a/1/b/c", "duplicate field")}, wantFields: []string{"a"},
+		},
+		{
+			name: "same name in sibling objects is fine", raw: `{"a":[{"b":1},{"b":2}],"c":{"b":3}}`, allowed: []string{"a", "c"},
+			wantFields: []string{"a", "c"},
+		},
+		{
+			name: "pointer escapes", raw: `{"a/b":1,"a/b":2,"m~n":3}`,
+			wantIssues: licentia.Issues{issue("/a~1b", "duplicate field"), issue("/a~1b", "unknown field"), issue("/m~0n", "unknown field")},
+		},
+		{
+			name: "every duplicate", raw: `{"a":1,"a":2,"b":{"c":1,"c":2},"b":3}`, allowed: []string{"a", "b"},
+			wantIssues: licentia.Issues{issue("/a", "duplicate field"), issue("/b/c", "duplicate field"), issue("/b", "duplicate field")},
+			wantFields: []string{"a", "b"},
+		},
+		{name: "trailing object", raw: `{"a":1} {"b":2}`, allowed: []string{"a"}, wantIssues: licentia.Issues{issue("", "the body holds data after the JSON value")}},
+		{name: "trailing garbage", raw: `{"a":1}x`, allowed: []string{"a"}, wantIssues: licentia.Issues{issue("", "the body holds data after the JSON value")}},
+		{name: "trailing close", raw: `{"a":1}}`, allowed: []string{"a"}, wantIssues: licentia.Issues{issue("", "the body holds data after the JSON value")}},
+		{name: "trailing whitespace is fine", raw: "{\"a\":1} \r\n", allowed: []string{"a"}, wantFields: []string{"a"}},
+		{name: "syntax error", raw: `{"a":}`, wantIssues: licentia.Issues{issue("", "the body is not valid JSON")}},
+		{name: "unterminated", raw: `{"a":1`, wantIssues: licentia.Issues{issue("", "the body is not valid JSON")}},
+		{name: "single quotes", raw: `{'a':1}`, wantIssues: licentia.Issues{issue("", "the body is not valid JSON")}},
+		{name: "array", raw: `[{"a":1}]`, allowed: []string{"a"}, wantIssues: licentia.Issues{issue("", "the body must be a JSON object")}},
+		{name: "string", raw: `"a"`, wantIssues: licentia.Issues{issue("", "the body must be a JSON object")}},
+		{name: "number", raw: `1`, wantIssues: licentia.Issues{issue("", "the body must be a JSON object")}},
+		{name: "true", raw: `true`, wantIssues: licentia.Issues{issue("", "the body must be a JSON object")}},
+		{name: "null", raw: `null`, wantIssues: licentia.Issues{issue("", "the body must be a JSON object")}},
+		{
+			name: "every problem at once", raw: `{"Email":"x","email":"a@b.example","email":"c@d.example","extra":{"k":1,"k":2}}`, allowed: []string{"email"},
+			wantIssues: licentia.Issues{
+				issue("/email", "duplicate field"), issue("/extra/k", "duplicate field"),
+				issue("/Email", "unknown field"), issue("/extra", "unknown field"),
+			},
+			wantFields: []string{"email"},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var is licentia.Issues
+			b := parseBody([]byte(tt.raw), &is, tt.allowed...)
+			if diff := cmp.Diff(tt.wantIssues, is); diff != "" {
+				t.Errorf("parseBody(%s) issues mismatch (-want +got):\n%s", tt.raw, diff)
+			}
+			var fields []string
+			for name := range b.fields {
+				fields = append(fields, name)
+			}
+			slices.Sort(fields)
+			if diff := cmp.Diff(tt.wantFields, fields); diff != "" {
+				t.Errorf("parseBody(%s) fields mismatch (-want +got):\n%s", tt.raw, diff)
+			}
+		})
+	}
+}
+
+// TestBodyFields: fields are read with their types; integers refuse a
+// fraction or an exponent; every problem is reported at once.
+func TestBodyFields(t *testing.T) {
+	issue := func(path, message string) licentia.Issue { return licentia.Issue{Path: path, Message: message} }
+	for _, tt := range []struct {
+		name       string
+		raw        string
+		wantIssues licentia.Issues
+	}{
+		{name: "valid", raw: `{"n":7,"s":"x","b":true,"t":"2026-03-02T10:00:00+01:00","l":["a"]}`},
+		{name: "fraction", raw: `{"n":7.0,"s":"x"}`, wantIssues: licentia.Issues{issue("/n", "must be an integer")}},
+		{name: "exponent", raw: `{"n":1e1,"s":"x"}`, wantIssues: licentia.Issues{issue("/n", "must be an integer")}},
+		{name: "capital exponent", raw: `{"n":1E1,"s":"x"}`, wantIssues: licentia.Issues{issue("/n", "must be an integer")}},
+		{name: "integer as a string", raw: `{"n":"7","s":"x"}`, wantIssues: licentia.Issues{issue("/n", "must be an integer")}},
+		{name: "integer null", raw: `{"n":null,"s":"x"}`, wantIssues: licentia.Issues{issue("/n", "must be an integer")}},
+		{name: "below range", raw: `{"n":0,"s":"x"}`, wantIssues: licentia.Issues{issue("/n", "must be an integer from 1 to 10")}},
+		{name: "above int64", raw: `{"n":99999999999999999999,"s":"x"}`, wantIssues: licentia.Issues{issue("/n", "must be an integer from 1 to 10")}},
+		{name: "string null", raw: `{"s":null}`, wantIssues: licentia.Issues{issue("/s", "must be a string")}},
+		{name: "boolean as a string", raw: `{"s":"x","b":"true"}`, wantIssues: licentia.Issues{issue("/b", "must be a boolean")}},
+		{name: "time without offset", raw: `{"s":"x","t":"2026-03-02T10:00:00"}`, wantIssues: licentia.Issues{issue("/t", "must be an RFC 3339 time with an offset")}},
+		{name: "list of numbers", raw: `{"s":"x","l":[1]}`, wantIssues: licentia.Issues{issue("/l", "must be an array of strings")}},
+		{
+			name: "every problem at once", raw: `{"N":1,"n":1.5,"b":1,"extra":true}`,
+			wantIssues: licentia.Issues{
+				issue("/N", "unknown field"), issue("/extra", "unknown field"),
+				issue("/n", "must be an integer"), issue("/s", "is required"), issue("/b", "must be a boolean"),
+			},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var is licentia.Issues
+			b := parseBody([]byte(tt.raw), &is, "n", "s", "b", "t", "l")
+			b.integer("n", false, 1, 10)
+			b.str("s", true)
+			b.boolean("b", false)
+			b.time("t", false)
+			b.strings("l", false)
+			if diff := cmp.Diff(tt.wantIssues, is); diff != "" {
+				t.Errorf("issues of %s mismatch (-want +got):\n%s", tt.raw, diff)
+			}
+		})
+	}
+}
+
+// TestReadBodyLimit: 64 KB is 65,536 bytes. A body of 65,536 bytes is read;
+// one byte more is payload_too_large, whether its length is declared (refused
+// before reading) or not (refused while reading).
+func TestReadBodyLimit(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		size      int
+		declared  bool
+		wantLarge bool
+	}{
+		{"65,536 bytes declared", 65536, true, false},
+		{"65,536 bytes chunked", 65536, false, false},
+		{"65,537 bytes declared", 65537, true, true},
+		{"65,537 bytes chunked", 65537, false, true},
+		{"1 MB chunked", 1 << 20, false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			raw := `{"a":"` + strings.Repeat("x", tt.size-8) + `"}`
+			r := httptest.NewRequest("POST", "/v1/admin/invitations", io.MultiReader(strings.NewReader(raw)))
+			r.ContentLength = -1
+			if tt.declared {
+				r.ContentLength = int64(len(raw))
+			}
+			var is licentia.Issues
+			var err error
+			if !limitBody(httptest.NewRecorder(), r) {
+				err = errTooLarge
+			} else {
+				_, err = readBody(r, &is, "a")
+			}
+			if tt.wantLarge {
+				if e, ok := errors.AsType[*licentia.Error](err); !ok || e.Code != licentia.CodePayloadTooLarge {
+					t.Errorf("reading %d bytes: error = %v, want payload_too_large", len(raw), err)
+				}
+				return
+			}
+			if err != nil || len(is) != 0 {
+				t.Errorf("reading %d bytes: error = %v, issues = %v; want the body read", len(raw), err, is)
+			}
+		})
+	}
+}
+
+// FuzzParseBody: parseBody never panics, keeps only allowed fields, and
+// accepts only a blank body or one JSON object without duplicate names.
+func FuzzParseBody(f *testing.F) {
+	for _, s := range []string{
+		"", " ", "{}", "[]", "null", "1", `"s"`, `{"email":"a@b.example","n":1}`, `{"Email":1}`,
+		`{"a":1,"a":2}`, `{"a":{"b":[{"c":1,"c":2}]}}`, `{"a":1} {}`, `{"a":1}x`, `{"a":`, `{"\u0061":1,"a":2}`,
+		`{"n":1.5e3}`, `[[[[[]]]]]`, `{"a":[1,2,{"b":null}],"email":"x"}`, "{\"a\":\"\xff\"}", `{"":1,"":2}`,
+	} {
+		f.Add([]byte(s))
+	}
+	allowed := []string{"email", "n", "a"}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var is licentia.Issues
+		b := parseBody(raw, &is, allowed...)
+		for name := range b.fields {
+			if !slices.Contains(allowed, name) {
+				t.Errorf("parseBody(%q) kept field %q", raw, name)
+			}
+		}
+		if len(is) > 0 || len(bytes.TrimSpace(raw)) == 0 {
+			return
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+			t.Errorf("parseBody(%q) accepted a body that is not one JSON object (%v)", raw, err)
+		}
+		if hasDuplicateName(raw) {
+			t.Errorf("parseBody(%q) accepted a duplicate name", raw)
+		}
+	})
+}
+
+// hasDuplicateName reports whether an object anywhere in raw repeats a name.
+// It walks the value recursively, apart from checkTokens's own walk.
+func hasDuplicateName(raw []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var walk func() bool
+	walk = func() bool {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				name, err := dec.Token()
+				if err != nil {
+					return false
+				}
+				if seen[name.(string)] {
+					return true
+				}
+				seen[name.(string)] = true
+				if walk() {
+					return true
+				}
+			}
+			dec.Token()
+		case json.Delim('['):
+			for dec.More() {
+				if walk() {
+					return true
+				}
+			}
+			dec.Token()
+		}
+		return false
+	}
+	return walk()
+}

@@ -1,0 +1,354 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/licentia/licentia/internal/httpapi"
+	"github.com/licentia/licentia/internal/licentia"
+)
+
+func TestOpenAPIDocumentValid(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(httpapi.OpenAPI)
+	if err != nil {
+		t.Fatalf("LoadFromData() error = %v", err)
+	}
+	if err := doc.Validate(t.Context()); err != nil {
+		t.Fatalf("Validate() error = %v", err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Errorf("openapi = %q, want 3.1.0", doc.OpenAPI)
+	}
+	if !regexp.MustCompile(`^\d+\.\d+\.\d+$`).MatchString(doc.Info.Version) {
+		t.Errorf("info.version = %q, want MAJOR.MINOR.PATCH", doc.Info.Version)
+	}
+	if doc.Webhooks == nil {
+		t.Errorf("webhooks section missing; later issues document the outgoing webhooks there")
+	}
+}
+
+func TestOpenAPIServed(t *testing.T) {
+	e := newTestEnv(t)
+	r := e.do(t, "GET", "/v1/openapi.json", "", nil, nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("GET /v1/openapi.json status = %d, want 200", r.status)
+	}
+	if got := r.header.Get("Content-Type"); got != "application/json" {
+		t.Errorf("Content-Type = %q, want application/json", got)
+	}
+	if !bytes.Equal(r.body, httpapi.OpenAPI) {
+		t.Errorf("GET /v1/openapi.json is not the embedded document")
+	}
+}
+
+// contractStatuses is the contract's table of codes and statuses.
+var contractStatuses = map[licentia.Code]int{
+	licentia.CodeValidationFailed:          400,
+	licentia.CodeUnauthorized:              401,
+	licentia.CodePlanLimitReached:          402,
+	licentia.CodeForbidden:                 403,
+	licentia.CodeInsufficientScope:         403,
+	licentia.CodeInsufficientRole:          403,
+	licentia.CodeLicenceRevoked:            403,
+	licentia.CodeLicenceExpired:            403,
+	licentia.CodeNotFound:                  404,
+	licentia.CodeLicenceNotFound:           404,
+	licentia.CodeProductNotFound:           404,
+	licentia.CodePublicKeyNotFound:         404,
+	licentia.CodeIntegrationNotFound:       404,
+	licentia.CodeMappingNotFound:           404,
+	licentia.CodeWebhookEndpointNotFound:   404,
+	licentia.CodeWebhookDeliveryNotFound:   404,
+	licentia.CodeMemberNotFound:            404,
+	licentia.CodeInvitationNotFound:        404,
+	licentia.CodePurchaseNotFound:          404,
+	licentia.CodeMethodNotAllowed:          405,
+	licentia.CodeConflict:                  409,
+	licentia.CodeLicenceAnonymised:         409,
+	licentia.CodeProductReserved:           409,
+	licentia.CodeInvitationNotPending:      409,
+	licentia.CodeSeatLimitReached:          409,
+	licentia.CodePayloadTooLarge:           413,
+	licentia.CodeLicenceKeyInvalid:         422,
+	licentia.CodeLicenceWrongProduct:       422,
+	licentia.CodeProviderTokenInvalid:      422,
+	licentia.CodeRateLimited:               429,
+	licentia.CodeInternal:                  500,
+	licentia.CodeProviderUnavailable:       502,
+	licentia.CodeProductUnavailable:        503,
+	licentia.CodeSigningKeysNotConfigured:  503,
+	licentia.CodeIntegrationsNotConfigured: 503,
+	licentia.CodeWebhooksNotConfigured:     503,
+	licentia.CodeServiceUnavailable:        503,
+}
+
+// TestCodes holds every contract code to its status and to the document's
+// Error code enum.
+func TestCodes(t *testing.T) {
+	var codes []string
+	for _, c := range licentia.Codes {
+		want, ok := contractStatuses[c]
+		if !ok {
+			t.Errorf("code %q: no contract status in this test; add it from the contract's tables", c)
+		}
+		if got := httpapi.Status(c); got != want {
+			t.Errorf("Status(%q) = %d, want %d", c, got, want)
+		}
+		codes = append(codes, string(c))
+	}
+	var enum []string
+	for _, v := range apiDocument(t).doc.Components.Schemas["ErrorCode"].Value.Enum {
+		enum = append(enum, v.(string))
+	}
+	slices.Sort(codes)
+	slices.Sort(enum)
+	if diff := cmp.Diff(codes, enum); diff != "" {
+		t.Errorf("ErrorCode enum differs from licentia.Codes (-Codes +enum):\n%s", diff)
+	}
+	if len(slices.Compact(slices.Clone(codes))) != len(codes) {
+		t.Errorf("licentia.Codes lists a code twice")
+	}
+}
+
+// TestRouteTable holds routes.go, openapi.json and this package's adminRoutes
+// to the same routes and scopes.
+func TestRouteTable(t *testing.T) {
+	code := routesInCode(t)
+	doc := apiDocument(t).doc
+
+	var inCode, inDoc []string
+	for pattern := range code {
+		inCode = append(inCode, pattern)
+	}
+	docScopes := map[string]string{}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			pattern := method + " " + path
+			inDoc = append(inDoc, pattern)
+			if s, ok := op.Extensions["x-licentia-scope"].(string); ok {
+				docScopes[pattern] = s
+			}
+		}
+	}
+	slices.Sort(inCode)
+	slices.Sort(inDoc)
+	if diff := cmp.Diff(inCode, inDoc); diff != "" {
+		t.Errorf("routes.go and openapi.json differ (-routes.go +openapi.json):\n%s", diff)
+	}
+
+	tableScopes := map[string]string{}
+	codeScopes := map[string]string{}
+	for _, rt := range adminRoutes {
+		tableScopes[rt.String()] = string(rt.scope)
+		codeScopes[rt.String()] = scopeConstant(rt.scope)
+	}
+	for pattern, constant := range code {
+		if constant == "" {
+			continue // an operator route
+		}
+		if got := codeScopes[pattern]; got != constant {
+			t.Errorf("routes.go: %s needs %s, adminRoutes says %s", pattern, constant, got)
+		}
+	}
+	if diff := cmp.Diff(tableScopes, docScopes); diff != "" {
+		t.Errorf("x-licentia-scope differs from adminRoutes (-adminRoutes +openapi.json):\n%s", diff)
+	}
+}
+
+// routesInCode reads routes.go and returns each registered pattern with the
+// name of its scope constant ("" for an operator route).
+func routesInCode(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "routes.go", nil, 0)
+	if err != nil {
+		t.Fatalf("parse routes.go: %v", err)
+	}
+	out := map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := c.Fun.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "handle" && sel.Sel.Name != "operator" {
+			return true
+		}
+		lit, ok := c.Args[0].(*ast.BasicLit)
+		if !ok {
+			t.Errorf("routes.go: a route pattern is not a literal")
+			return true
+		}
+		pattern, _ := strconv.Unquote(lit.Value)
+		out[pattern] = ""
+		if sel.Sel.Name == "handle" {
+			if s, ok := c.Args[1].(*ast.SelectorExpr); ok {
+				out[pattern] = s.Sel.Name
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// scopeConstant returns the Go name of a scope: organization:read is
+// ScopeOrganizationRead.
+func scopeConstant(s licentia.Scope) string {
+	name := "Scope"
+	for part := range strings.SplitSeq(string(s), ":") {
+		name += strings.ToUpper(part[:1]) + part[1:]
+	}
+	return name
+}
+
+// TestDocumentConventions checks what every operation of openapi.json must
+// say: the x-request-id parameter, the headers of every answer, the statuses
+// every administration route can answer, and closed answer objects.
+func TestDocumentConventions(t *testing.T) {
+	doc := apiDocument(t).doc
+	adminStatuses := []string{"400", "401", "403", "404", "413", "429", "500"}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			name := method + " " + path
+			if op.OperationID == "" {
+				t.Errorf("%s: no operationId", name)
+			}
+			if p := op.Parameters.GetByInAndName("header", "x-request-id"); p == nil {
+				t.Errorf("%s: no x-request-id header parameter", name)
+			}
+			for status, ref := range op.Responses.Map() {
+				checkResponse(t, name+" "+status, status, ref.Value)
+			}
+			if _, ok := op.Extensions["x-licentia-scope"]; !ok {
+				if op.Security == nil || len(*op.Security) != 0 {
+					t.Errorf("%s: an operator route must say security: []", name)
+				}
+				continue
+			}
+			for _, status := range adminStatuses {
+				if op.Responses.Value(status) == nil {
+					t.Errorf("%s: no %s answer", name, status)
+				}
+			}
+			if strings.HasPrefix(path, "/v1/admin/integrations") && op.Responses.Value("503") == nil {
+				t.Errorf("%s: no 503 integrations_not_configured answer", name)
+			}
+		}
+	}
+	for name, ref := range doc.Components.Schemas {
+		checkClosed(t, "components.schemas."+name, ref.Value, map[*openapi3.Schema]bool{})
+	}
+}
+
+func checkResponse(t *testing.T, name, status string, r *openapi3.Response) {
+	t.Helper()
+	for _, h := range []string{"X-Request-Id", "Cache-Control"} {
+		if ref, ok := r.Headers[h]; !ok || !ref.Value.Required {
+			t.Errorf("%s: header %s not documented as required", name, h)
+		}
+	}
+	if status == "429" {
+		if ref, ok := r.Headers["Retry-After-admin"]; !ok || !ref.Value.Required {
+			t.Errorf("%s: header Retry-After-admin not documented as required", name)
+		}
+	}
+	for ct := range r.Content {
+		if ct != "application/json" {
+			t.Errorf("%s: content type %q, want application/json", name, ct)
+		}
+	}
+}
+
+// checkClosed fails when an object schema with properties allows others: an
+// answer that gains a field must gain it in the document too.
+func checkClosed(t *testing.T, name string, s *openapi3.Schema, seen map[*openapi3.Schema]bool) {
+	t.Helper()
+	if s == nil || seen[s] {
+		return
+	}
+	seen[s] = true
+	if s.Type.Is("object") && len(s.Properties) > 0 {
+		if ap := s.AdditionalProperties.Has; ap == nil || *ap {
+			t.Errorf("%s: additionalProperties is not false", name)
+		}
+	}
+	for p, ref := range s.Properties {
+		checkClosed(t, name+"."+p, ref.Value, seen)
+	}
+	if s.Items != nil {
+		checkClosed(t, name+"[]", s.Items.Value, seen)
+	}
+}
+
+// TestValidatorCatchesDrift makes sure the harness would notice an answer
+// that drifts from the document: each change to a real answer must fail.
+func TestValidatorCatchesDrift(t *testing.T) {
+	e := newTestEnv(t)
+	key := e.key(t, e.org.ID, licentia.ScopeOrganizationRead)
+	c := call{method: "GET", path: "/v1/admin/organization", key: key}
+	good := e.send(t, c)
+	d := apiDocument(t)
+
+	edit := func(f func(org map[string]any)) []byte {
+		var v map[string]map[string]any
+		if err := json.Unmarshal(good.body, &v); err != nil {
+			t.Fatal(err)
+		}
+		f(v["organization"])
+		b, _ := json.Marshal(v)
+		return b
+	}
+	withHeader := func(name, value string) http.Header {
+		h := good.header.Clone()
+		if value == "" {
+			h.Del(name)
+		} else {
+			h.Set(name, value)
+		}
+		return h
+	}
+	errorBody := `{"error":{"code":"%s","message":"m","request_id":"` + good.header.Get("X-Request-Id") + `"%s}}`
+	for _, tt := range []struct {
+		name   string
+		status int
+		header http.Header
+		body   string
+	}{
+		{"extra field", 200, good.header, string(edit(func(o map[string]any) { o["billing"] = "x" }))},
+		{"missing field", 200, good.header, string(edit(func(o map[string]any) { delete(o, "slug") }))},
+		{"id not a uuid", 200, good.header, string(edit(func(o map[string]any) { o["id"] = "org_1" }))},
+		{"time without milliseconds", 200, good.header, string(edit(func(o map[string]any) { o["created_at"] = "2026-03-02T09:00:00Z" }))},
+		{"unknown plan", 200, good.header, string(edit(func(o map[string]any) { o["plan"] = "Free" }))},
+		{"limit as a string", 200, good.header, string(edit(func(o map[string]any) { o["team_places"].(map[string]any)["limit"] = "1" }))},
+		{"no Cache-Control", 200, withHeader("Cache-Control", ""), string(good.body)},
+		{"Cache-Control not no-store", 200, withHeader("Cache-Control", "max-age=60"), string(good.body)},
+		{"no X-Request-Id", 200, withHeader("X-Request-Id", ""), string(good.body)},
+		{"undocumented status", 418, good.header, string(good.body)},
+		{"unknown code", 401, good.header, fmt.Sprintf(errorBody, "bad_key", "")},
+		{"code of another status", 401, good.header, fmt.Sprintf(errorBody, "forbidden", "")},
+		{"details where none are sent", 401, good.header, fmt.Sprintf(errorBody, "unauthorized", `,"details":{}`)},
+		{"insufficient_scope without missing", 403, good.header, fmt.Sprintf(errorBody, "insufficient_scope", "")},
+		{"missing names no scope", 403, good.header, fmt.Sprintf(errorBody, "insufficient_scope", `,"details":{"missing":["members"]}`)},
+		{"validation_failed without issues", 400, good.header, fmt.Sprintf(errorBody, "validation_failed", `,"details":{"issues":[]}`)},
+		{"429 without Retry-After-admin", 429, good.header, fmt.Sprintf(errorBody, "rate_limited", "")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &resp{status: tt.status, header: tt.header, body: []byte(tt.body)}
+			if errs := exchangeErrors(t.Context(), d, e.request(t, c, nil), r, false); len(errs) == 0 {
+				t.Errorf("exchangeErrors() = none, want a mismatch for %s", tt.body)
+			}
+		})
+	}
+}

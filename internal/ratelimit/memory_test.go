@@ -1,0 +1,69 @@
+package ratelimit_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/ratelimit"
+	"github.com/licentia/licentia/internal/ratelimit/ratelimittest"
+)
+
+func TestMemory(t *testing.T) {
+	ratelimittest.Run(t, func(t *testing.T, clk *clock.Fake) ratelimit.Limiter {
+		return ratelimit.NewMemory(clk)
+	})
+}
+
+// TestMemorySystemClock runs the suite as a back end that cannot follow a
+// fake clock would (a Redis limiter reading the server's time): the checks
+// that need time moved are skipped, the others hold on the real clock.
+func TestMemorySystemClock(t *testing.T) {
+	ratelimittest.RunClock(t, func(t *testing.T) (ratelimit.Limiter, ratelimittest.Clock) {
+		return ratelimit.NewMemory(clock.System{}), clock.System{}
+	})
+}
+
+func TestMemoryForgetsOldCounters(t *testing.T) {
+	ctx := t.Context()
+	clk := clock.NewFake(ratelimittest.Start)
+	m := ratelimit.NewMemory(clk)
+	minute := ratelimit.Rule{Name: "minute", Limit: 10, Window: time.Minute}
+	day := ratelimit.Rule{Name: "day", Limit: 10, Window: 24 * time.Hour}
+	allow := func(rule ratelimit.Rule, key string) ratelimit.Result {
+		t.Helper()
+		res, err := m.Allow(ctx, rule, key)
+		if err != nil {
+			t.Fatalf("Allow(%q, %q) error = %v", rule.Name, key, err)
+		}
+		return res
+	}
+
+	for i := range 100 {
+		allow(minute, fmt.Sprintf("subject-%d", i))
+	}
+	allow(day, "long")
+	if got := ratelimit.Counters(m); got != 101 {
+		t.Fatalf("Counters() after 101 subjects = %d, want 101", got)
+	}
+
+	// Within the window, a sweep keeps every counter and its count.
+	clk.Advance(2 * time.Second)
+	if got := allow(minute, "subject-0"); got.Remaining != minute.Limit-2 {
+		t.Errorf("Remaining after a sweep within the window = %d, want %d", got.Remaining, minute.Limit-2)
+	}
+	if got := ratelimit.Counters(m); got != 101 {
+		t.Errorf("Counters() after a sweep within the window = %d, want 101", got)
+	}
+
+	// Once the minute's window has reset, its counters go; the day's stays.
+	clk.Advance(time.Minute)
+	allow(minute, "newcomer")
+	if got := ratelimit.Counters(m); got != 2 {
+		t.Errorf("Counters() after the window reset = %d, want 2 (the day counter and the newcomer)", got)
+	}
+	if got := allow(day, "long"); got.Remaining != day.Limit-2 {
+		t.Errorf("day Remaining after the sweep = %d, want %d", got.Remaining, day.Limit-2)
+	}
+}

@@ -1,0 +1,182 @@
+// Package postgres is the PostgreSQL storage engine, through pgx: a
+// connection pool shared by reads and transactions, and embedded migrations
+// that several processes may apply at once.
+//
+// A statement that fails, a conflict included, aborts the whole transaction
+// on PostgreSQL, unlike SQLite: a caller must return such an error, not
+// carry on in the same transaction.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DB is the PostgreSQL engine.
+type DB struct {
+	reader
+	pool *pgxpool.Pool
+}
+
+var _ store.Store = (*DB)(nil)
+
+// Open connects to the database at url (postgres://...) and applies any
+// pending migrations. Parameters pgx knows, search_path among them, may be
+// given in the URL's query.
+func Open(ctx context.Context, url string) (*DB, error) {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	db := &DB{reader: reader{q: pool}, pool: pool}
+	if err := db.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func (db *DB) migrate(ctx context.Context) error {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	// The advisory lock lets several processes start at once: one migrates,
+	// the others wait and then find nothing pending. Probing every second
+	// (goose's default is every 5) keeps that wait short.
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
+	if err != nil {
+		return fmt.Errorf("migrate postgres: %w", err)
+	}
+	sqlDB := stdlib.OpenDBFromPool(db.pool)
+	defer sqlDB.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, sub, goose.WithSessionLocker(locker))
+	if err != nil {
+		return fmt.Errorf("migrate postgres: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate postgres: %w", err)
+	}
+	return nil
+}
+
+// Close closes the pool.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// Ping reports whether the database answers.
+func (db *DB) Ping(ctx context.Context) error { return db.pool.Ping(ctx) }
+
+// InTx runs fn in one READ COMMITTED transaction. Plan checks stay correct
+// at this level because they first take LockOrganization's row lock, and
+// each later statement sees what the previous holder committed.
+func (db *DB) InTx(ctx context.Context, fn func(store.Tx) error) error {
+	pgTx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	// Deferred, the rollback also runs when fn panics or calls
+	// runtime.Goexit, so the connection always returns to the pool; after a
+	// commit it does nothing. A cancelled ctx must not stop it.
+	defer pgTx.Rollback(context.WithoutCancel(ctx))
+	if err := fn(&tx{reader: reader{q: pgTx}, tx: pgTx}); err != nil {
+		return err
+	}
+	if err := pgTx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// queryer is what reads need: the pool or a transaction.
+type queryer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+type reader struct{ q queryer }
+
+type tx struct {
+	reader
+	tx pgx.Tx
+}
+
+var _ store.Tx = (*tx)(nil)
+
+// isUnique reports whether err is a unique or primary key violation.
+func isUnique(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// isID reports whether s is a UUID in the lower-case form ids are stored in.
+// Anything else is refused before it reaches a uuid column, which would fail
+// the statement (and abort a transaction) instead of finding nothing; and
+// SQLite, comparing text, finds nothing for an upper-case id either.
+func isID(s string) bool {
+	id, ok := licentia.ParseUUID(s)
+	return ok && id == s
+}
+
+// isText reports whether s can be a text parameter. PostgreSQL refuses
+// invalid UTF-8 and NUL bytes, failing the statement (and aborting a
+// transaction); SQLite stores and compares them, so finds nothing for them.
+// Text a caller gives to a read is checked first, and answers like a missing
+// record.
+func isText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
+
+// ms is how times are written: UTC at millisecond precision, what answers
+// show and what SQLite keeps, so both engines compare and return the same.
+func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+func msPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := ms(*t)
+	return &v
+}
+
+// utcPtr converts a time read back, which pgx gives in the local zone.
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.UTC()
+	return &v
+}
+
+// collect reads every row with scan. It returns nil, not an empty slice,
+// when there are none, as the SQLite engine does.
+func collect[T any](rows pgx.Rows, scan func(pgx.Row) (*T, error)) ([]T, error) {
+	return pgx.AppendRows([]T(nil), rows, func(row pgx.CollectableRow) (T, error) {
+		v, err := scan(row)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return *v, nil
+	})
+}

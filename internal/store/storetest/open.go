@@ -1,0 +1,92 @@
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/store/postgres"
+	"github.com/licentia/licentia/internal/store/sqlite"
+)
+
+// PostgresURLVar names the variable holding the URL of the PostgreSQL server
+// tests use. Tests that need one skip when it is unset.
+const PostgresURLVar = "LICENTIA_TEST_POSTGRES_URL"
+
+// OpenSQLite opens a new SQLite store on a file in t.TempDir(), a file
+// because WAL mode needs one, and closes it when the test ends.
+func OpenSQLite(t *testing.T) store.Store {
+	t.Helper()
+	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
+	if err != nil {
+		t.Fatalf("sqlite.Open() error = %v", err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("Close() error = %v", err)
+		}
+	})
+	return db
+}
+
+// OpenPostgres opens a PostgreSQL store in a schema of its own, dropped when
+// the test ends, so tests never see each other's rows.
+func OpenPostgres(t *testing.T) store.Store {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), PostgresURL(t))
+	if err != nil {
+		t.Fatalf("postgres.Open() error = %v", err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("Close() error = %v", err)
+		}
+	})
+	return db
+}
+
+// PostgresURL creates an empty schema with a random name and returns the URL
+// of PostgresURLVar with search_path set to it, so every connection opened
+// with the URL works in that schema. The schema is dropped when the test
+// ends, after any cleanup registered later (such as closing a store).
+func PostgresURL(t *testing.T) string {
+	t.Helper()
+	raw := os.Getenv(PostgresURLVar)
+	if raw == "" {
+		t.Skipf("%s is not set", PostgresURLVar)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		// The URL may hold a password: never print it.
+		t.Fatalf("%s is not a postgres:// URL", PostgresURLVar)
+	}
+	schema := "storetest_" + strings.ToLower(rand.Text())
+	admin(t, raw, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
+	t.Cleanup(func() { admin(t, raw, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE") })
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// admin runs one statement on its own connection. It does not use
+// t.Context(), which is already cancelled when cleanups run.
+func admin(t *testing.T, dsn, stmt string) {
+	t.Helper()
+	ctx := context.WithoutCancel(t.Context())
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", PostgresURLVar, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, stmt); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}
