@@ -13,6 +13,7 @@ import (
 
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 )
 
@@ -21,12 +22,14 @@ type Service struct {
 	store store.Store
 	clock clock.Clock
 	plans licentia.Plans
+	keys  *signing.Keyring
 	log   *slog.Logger
 }
 
-// New returns a Service.
-func New(st store.Store, clk clock.Clock, plans licentia.Plans, log *slog.Logger) *Service {
-	return &Service{store: st, clock: clk, plans: plans, log: log}
+// New returns a Service. keys may hold no master key; then product creation
+// and rotation answer 503 signing_keys_not_configured.
+func New(st store.Store, clk clock.Clock, plans licentia.Plans, keys *signing.Keyring, log *slog.Logger) *Service {
+	return &Service{store: st, clock: clk, plans: plans, keys: keys, log: log}
 }
 
 // audit appends an audit entry inside tx.

@@ -48,8 +48,9 @@ var errUnauthorized = licentia.Errorf(licentia.CodeUnauthorized, "A valid API ke
 // missing, malformed, unknown, wrong, revoked or expired key answers 401
 // unauthorized, all alike.
 func (a *Authenticator) Authenticate(ctx context.Context, header string) (*Caller, error) {
-	token, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok {
+	// The scheme name is case-insensitive (RFC 9110).
+	scheme, token, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return nil, errUnauthorized
 	}
 	prefix, ok := ParseKey(token)

@@ -15,6 +15,7 @@ import (
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/ratelimit"
+	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 )
 
@@ -46,10 +47,16 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	master, err := loadMasterKey(ctx, cfg, st, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	clk := clock.System{}
+	keys := signing.NewKeyring(master)
 	srv := httpapi.New(httpapi.Options{
 		Store:          st,
-		Admin:          admin.New(st, clk, plans, log),
+		Admin:          admin.New(st, clk, plans, keys, log),
 		Auth:           auth.NewAuthenticator(st, clk),
 		Limiter:        ratelimit.NewMemory(clk),
 		Clock:          clk,

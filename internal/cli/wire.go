@@ -11,6 +11,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/postgres"
 	"github.com/licentia/licentia/internal/store/sqlite"
@@ -60,7 +61,7 @@ func openOperator(ctx context.Context, env Env) (*operator, error) {
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return &operator{store: st, admin: admin.New(st, clock.System{}, plans, log)}, nil
+	return &operator{store: st, admin: admin.New(st, clock.System{}, plans, signing.NewKeyring(nil), log)}, nil
 }
 
 func (o *operator) Close() error { return o.store.Close() }

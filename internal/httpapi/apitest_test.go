@@ -28,6 +28,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/sqlite"
@@ -72,7 +73,7 @@ func newTestEnvWith(t *testing.T, o envOptions) *testEnv {
 	clk := clock.NewFake(start)
 	logs := &logBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	svc := admin.New(st, clk, licentia.DefaultPlans(), log)
+	svc := admin.New(st, clk, licentia.DefaultPlans(), signing.NewKeyring(nil), log)
 	api := httpapi.New(httpapi.Options{
 		Store:          st,
 		Admin:          svc,

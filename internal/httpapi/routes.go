@@ -9,6 +9,13 @@ func (s *Server) routes() {
 	s.operator("GET /readyz", s.readyz)
 	s.operator("GET /v1/openapi.json", s.openAPI)
 
+	s.handle("GET /v1/admin/products", licentia.ScopeProductsRead, s.listProducts)
+	s.handle("POST /v1/admin/products", licentia.ScopeProductsWrite, s.createProduct)
+	s.handle("GET /v1/admin/products/{id}", licentia.ScopeProductsRead, s.getProduct)
+	s.handle("PATCH /v1/admin/products/{id}", licentia.ScopeProductsWrite, s.patchProduct)
+	s.handle("POST /v1/admin/products/{id}/rotate-signing-key", licentia.ScopeProductsWrite, s.rotateSigningKey)
+	s.handle("POST /v1/admin/products/{id}/retire-public-key", licentia.ScopeProductsWrite, s.retirePublicKey)
+
 	s.handle("GET /v1/admin/organization", licentia.ScopeOrganizationRead, s.getOrganization)
 	s.handle("GET /v1/admin/members", licentia.ScopeMembersRead, s.listMembers)
 	s.handle("GET /v1/admin/invitations", licentia.ScopeMembersRead, s.listInvitations)

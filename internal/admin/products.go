@@ -1,0 +1,373 @@
+package admin
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/signing"
+	"github.com/licentia/licentia/internal/store"
+)
+
+// Product audit actions.
+const (
+	AuditProductCreated          = "product.created"
+	AuditProductUpdated          = "product.updated"
+	AuditProductKeyRotated       = "product.signing_key_rotated"
+	AuditProductPublicKeyRetired = "product.public_key_retired"
+)
+
+// ProductView is a product with whether it can sign now.
+type ProductView struct {
+	Product *licentia.Product
+	// SigningKeyStatus is "ok" or "unavailable".
+	SigningKeyStatus string
+}
+
+func (s *Service) view(p *licentia.Product) *ProductView {
+	return &ProductView{Product: p, SigningKeyStatus: s.keys.Status(p)}
+}
+
+// Products lists the caller's products, oldest first.
+func (s *Service) Products(ctx context.Context, orgID string) ([]*ProductView, error) {
+	ps, err := s.store.Products(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*ProductView, len(ps))
+	for i := range ps {
+		out[i] = s.view(&ps[i])
+	}
+	return out, nil
+}
+
+// Product reads one of the caller's products; another organization's
+// answers product_not_found like a missing one.
+func (s *Service) Product(ctx context.Context, orgID, id string) (*ProductView, error) {
+	p, err := s.store.Product(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.view(p), nil
+}
+
+// NewProduct is what creates a product; nil fields were not given.
+type NewProduct struct {
+	ID                   *string
+	Name                 *string
+	KeyPrefix            *string
+	CurrentMajor         *int64
+	MachinesPerSeat      *int64
+	LicenceSigningDomain *string
+	VerdictSigningDomain *string
+}
+
+// Validate reports every problem of a new product.
+func (in *NewProduct) Validate() licentia.Issues {
+	var is licentia.Issues
+	required(&is, "/id", in.ID, licentia.CheckProductID)
+	required(&is, "/name", in.Name, licentia.CheckName)
+	required(&is, "/key_prefix", in.KeyPrefix, func(p string) string { _, msg := licentia.NormaliseKeyPrefix(p); return msg })
+	switch {
+	case in.CurrentMajor == nil:
+		is.Add("/current_major", "is required")
+	case *in.CurrentMajor < 1 || *in.CurrentMajor > licentia.MaxMajor:
+		is.Add("/current_major", "must be an integer from 1 to %d", licentia.MaxMajor)
+	}
+	if in.MachinesPerSeat != nil && (*in.MachinesPerSeat < 1 || *in.MachinesPerSeat > licentia.MaxMachinesPerSeat) {
+		is.Add("/machines_per_seat", "must be an integer from 1 to %d", licentia.MaxMachinesPerSeat)
+	}
+	for path, d := range map[string]*string{"/licence_signing_domain": in.LicenceSigningDomain, "/verdict_signing_domain": in.VerdictSigningDomain} {
+		if d != nil {
+			if msg := licentia.CheckSigningDomain(*d); msg != "" {
+				is.Add(path, "%s", msg)
+			}
+		}
+	}
+	return is
+}
+
+// CreateProduct creates a product with a new signing key, in the contract's
+// order of checks: 400, 409 (taken, reserved, used before), 402 plan, 429
+// daily cap, 503 signing keys.
+func (s *Service) CreateProduct(ctx context.Context, actor licentia.Actor, orgID string, in NewProduct) (*ProductView, error) {
+	if err := in.Validate().Err(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	prefix, _ := licentia.NormaliseKeyPrefix(*in.KeyPrefix)
+	p := &licentia.Product{
+		ID: *in.ID, OrgID: orgID, Name: *in.Name, KeyPrefix: prefix, CurrentMajor: *in.CurrentMajor,
+		MachinesPerSeat:      deref(in.MachinesPerSeat, licentia.DefaultMachinesPerSeat),
+		LicenceSigningDomain: deref(in.LicenceSigningDomain, ""),
+		VerdictSigningDomain: deref(in.VerdictSigningDomain, ""),
+		CreatedAt:            now, UpdatedAt: now,
+	}
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.LockOrganization(ctx, orgID); err != nil {
+			return err
+		}
+		if err := checkProductNames(ctx, tx, p); err != nil {
+			return err
+		}
+		if err := s.checkProductRoom(ctx, tx, orgID, now); err != nil {
+			return err
+		}
+		master, err := s.keys.Master()
+		if err != nil {
+			return err
+		}
+		k, err := signing.NewProductKey(master, p.ID, now)
+		if err != nil {
+			return err
+		}
+		p.Keys = []licentia.ProductKey{*k}
+		if err := tx.CreateProduct(ctx, p); err != nil {
+			return err
+		}
+		return audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductCreated, Actor: actor, At: now},
+			map[string]any{"product_id": p.ID, "key_prefix": p.KeyPrefix, "public_key": hex.EncodeToString(k.PublicKey)})
+	})
+	if err != nil {
+		return nil, dependencyDown(fmt.Errorf("create product: %w", err))
+	}
+	return s.view(p), nil
+}
+
+// checkProductNames refuses reserved words (409 product_reserved), names
+// another product holds (409 conflict, never naming the holder) and names
+// used before (409 product_reserved): ids and prefixes are global.
+func checkProductNames(ctx context.Context, tx store.Tx, p *licentia.Product) error {
+	for _, f := range []struct {
+		field store.ProductField
+		value string
+	}{{store.FieldID, p.ID}, {store.FieldKeyPrefix, p.KeyPrefix}} {
+		if licentia.IsReservedProductName(f.value) {
+			return reserved(f.field, "is reserved")
+		}
+		use, err := tx.ProductNameUse(ctx, f.field, f.value)
+		if err != nil {
+			return err
+		}
+		switch use {
+		case store.NameTaken:
+			return licentia.Errorf(licentia.CodeConflict, "The product %s is taken.", strings.ReplaceAll(string(f.field), "_", " "))
+		case store.NameUsedBefore:
+			return reserved(f.field, "was used before and is never reused")
+		}
+	}
+	return nil
+}
+
+func reserved(field store.ProductField, why string) error {
+	return &licentia.Error{
+		Code:    licentia.CodeProductReserved,
+		Message: fmt.Sprintf("The product %s %s.", strings.ReplaceAll(string(field), "_", " "), why),
+		Details: map[string]any{"field": string(field)},
+	}
+}
+
+// checkProductRoom applies the plan's product limit (every product counts)
+// and then the daily cap, counted from the product rows so it holds across
+// processes. The cap's 429 carries no Retry-After.
+func (s *Service) checkProductRoom(ctx context.Context, tx store.Tx, orgID string, now time.Time) error {
+	o, err := tx.Organization(ctx, orgID)
+	if err != nil {
+		return err
+	}
+	l, err := s.limits(o)
+	if err != nil {
+		return err
+	}
+	all, recent, err := tx.CountProducts(ctx, orgID, now.Add(-24*time.Hour))
+	if err != nil {
+		return err
+	}
+	if all >= l.Products {
+		return licentia.PlanLimit(o.Plan, "products", l.Products, all)
+	}
+	if recent >= licentia.DailyProductCap {
+		return licentia.Errorf(licentia.CodeRateLimited, "At most %d products may be created in 24 hours.", licentia.DailyProductCap)
+	}
+	return nil
+}
+
+// dependencyDown turns a failure without a contract code (the database
+// gone, say) into 503 service_unavailable, as the contract asks of product
+// creation.
+func dependencyDown(err error) error {
+	if _, ok := errors.AsType[*licentia.Error](err); ok {
+		return err
+	}
+	return &licentia.Error{Code: licentia.CodeServiceUnavailable, Message: "A dependency is unavailable; retry later.", Err: err}
+}
+
+// ProductPatch changes a product; nil fields stay.
+type ProductPatch struct {
+	Name            *string
+	CurrentMajor    *int64
+	MachinesPerSeat *int64
+}
+
+// Validate reports every problem of a patch; at least one field is needed.
+func (in *ProductPatch) Validate() licentia.Issues {
+	var is licentia.Issues
+	if in.Name == nil && in.CurrentMajor == nil && in.MachinesPerSeat == nil {
+		is.Add("", "give at least one of name, current_major, machines_per_seat")
+	}
+	if in.Name != nil {
+		if msg := licentia.CheckName(*in.Name); msg != "" {
+			is.Add("/name", "%s", msg)
+		}
+	}
+	if in.CurrentMajor != nil && (*in.CurrentMajor < 1 || *in.CurrentMajor > licentia.MaxMajor) {
+		is.Add("/current_major", "must be an integer from 1 to %d", licentia.MaxMajor)
+	}
+	if in.MachinesPerSeat != nil && (*in.MachinesPerSeat < 1 || *in.MachinesPerSeat > licentia.MaxMachinesPerSeat) {
+		is.Add("/machines_per_seat", "must be an integer from 1 to %d", licentia.MaxMachinesPerSeat)
+	}
+	return is
+}
+
+// UpdateProduct applies a patch. Lowering machines_per_seat evicts nobody.
+func (s *Service) UpdateProduct(ctx context.Context, actor licentia.Actor, orgID, id string, in ProductPatch) (*ProductView, error) {
+	if err := in.Validate().Err(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var p *licentia.Product
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		if p, err = tx.Product(ctx, orgID, id); err != nil {
+			return err
+		}
+		changes := map[string]any{}
+		if in.Name != nil && *in.Name != p.Name {
+			p.Name, changes["name"] = *in.Name, *in.Name
+		}
+		if in.CurrentMajor != nil && *in.CurrentMajor != p.CurrentMajor {
+			p.CurrentMajor, changes["current_major"] = *in.CurrentMajor, *in.CurrentMajor
+		}
+		if in.MachinesPerSeat != nil && *in.MachinesPerSeat != p.MachinesPerSeat {
+			p.MachinesPerSeat, changes["machines_per_seat"] = *in.MachinesPerSeat, *in.MachinesPerSeat
+		}
+		if len(changes) == 0 {
+			return nil
+		}
+		p.UpdatedAt = now
+		if err := tx.UpdateProduct(ctx, p); err != nil {
+			return err
+		}
+		changes["product_id"] = p.ID
+		return audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductUpdated, Actor: actor, At: now}, changes)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update product: %w", err)
+	}
+	return s.view(p), nil
+}
+
+// RotateSigningKey makes a new current key. The old one stays accepted for
+// existing licence keys unless keepPrevious is false, when it is retired.
+func (s *Service) RotateSigningKey(ctx context.Context, actor licentia.Actor, orgID, id string, keepPrevious bool) (*ProductView, error) {
+	now := s.now()
+	var p *licentia.Product
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		if p, err = tx.Product(ctx, orgID, id); err != nil {
+			return err
+		}
+		master, err := s.keys.Master()
+		if err != nil {
+			return err
+		}
+		k, err := signing.NewProductKey(master, p.ID, now)
+		if err != nil {
+			return err
+		}
+		old := p.CurrentKey()
+		status, retiredAt := licentia.KeyPrevious, (*time.Time)(nil)
+		if !keepPrevious {
+			status, retiredAt = licentia.KeyRetired, &now
+		}
+		if old != nil {
+			if err := tx.SetProductKeyStatus(ctx, p.ID, old.ID, status, retiredAt); err != nil {
+				return err
+			}
+			old.Status, old.RetiredAt = status, retiredAt
+		}
+		if err := tx.AddProductKey(ctx, k); err != nil {
+			return err
+		}
+		p.Keys = append(p.Keys, *k)
+		return audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductKeyRotated, Actor: actor, At: now},
+			map[string]any{"product_id": p.ID, "public_key": hex.EncodeToString(k.PublicKey), "keep_previous": keepPrevious})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rotate signing key: %w", err)
+	}
+	return s.view(p), nil
+}
+
+// RetirePublicKey stops a previous key from verifying licence keys. The
+// current key cannot be retired (409 conflict); a key the product does not
+// accept answers 404 public_key_not_found. Hex is read in either case.
+func (s *Service) RetirePublicKey(ctx context.Context, actor licentia.Actor, orgID, id, publicKey string) (*ProductView, error) {
+	raw, err := hex.DecodeString(publicKey)
+	if err != nil || len(raw) != 32 {
+		var is licentia.Issues
+		is.Add("/public_key", "must be 64 hexadecimal characters")
+		return nil, is.Err()
+	}
+	now := s.now()
+	var p *licentia.Product
+	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		if p, err = tx.Product(ctx, orgID, id); err != nil {
+			return err
+		}
+		var k *licentia.ProductKey
+		for i := range p.Keys {
+			if string(p.Keys[i].PublicKey) == string(raw) {
+				k = &p.Keys[i]
+			}
+		}
+		switch {
+		case k == nil || k.Status == licentia.KeyRetired:
+			return licentia.Errorf(licentia.CodePublicKeyNotFound, "The product does not accept this public key.")
+		case k.Status == licentia.KeyCurrent:
+			return licentia.Errorf(licentia.CodeConflict, "The current signing key cannot be retired; rotate it first.")
+		}
+		if err := tx.SetProductKeyStatus(ctx, p.ID, k.ID, licentia.KeyRetired, &now); err != nil {
+			return err
+		}
+		k.Status, k.RetiredAt = licentia.KeyRetired, &now
+		return audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductPublicKeyRetired, Actor: actor, At: now},
+			map[string]any{"product_id": p.ID, "public_key": hex.EncodeToString(raw)})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retire public key: %w", err)
+	}
+	return s.view(p), nil
+}
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// required checks a required string field with rule.
+func required(is *licentia.Issues, path string, v *string, rule func(string) string) {
+	if v == nil {
+		is.Add(path, "is required")
+		return
+	}
+	if msg := rule(*v); msg != "" {
+		is.Add(path, "%s", msg)
+	}
+}

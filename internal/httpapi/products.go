@@ -1,0 +1,225 @@
+package httpapi
+
+import (
+	"encoding/hex"
+	"net/http"
+
+	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/sdk"
+)
+
+type productJSON struct {
+	ID                   string           `json:"id"`
+	Name                 string           `json:"name"`
+	KeyPrefix            string           `json:"key_prefix"`
+	CurrentMajor         int64            `json:"current_major"`
+	MachinesPerSeat      int64            `json:"machines_per_seat"`
+	LicenceSigningDomain string           `json:"licence_signing_domain"`
+	VerdictSigningDomain string           `json:"verdict_signing_domain"`
+	PublicKey            string           `json:"public_key"`
+	PreviousPublicKeys   []string         `json:"previous_public_keys"`
+	SigningKeyStatus     string           `json:"signing_key_status"`
+	KeyHistory           []keyHistoryJSON `json:"key_history"`
+	CreatedAt            string           `json:"created_at"`
+	UpdatedAt            string           `json:"updated_at"`
+}
+
+type keyHistoryJSON struct {
+	PublicKey   string             `json:"public_key"`
+	Fingerprint string             `json:"fingerprint"`
+	Status      licentia.KeyStatus `json:"status"`
+	CreatedAt   string             `json:"created_at"`
+	RetiredAt   *string            `json:"retired_at"`
+}
+
+// toProductJSON shows a product. The signing domains show their effective
+// value: the product's own, or the format's default.
+func toProductJSON(v *admin.ProductView) productJSON {
+	p := v.Product
+	out := productJSON{
+		ID: p.ID, Name: p.Name, KeyPrefix: p.KeyPrefix, CurrentMajor: p.CurrentMajor, MachinesPerSeat: p.MachinesPerSeat,
+		LicenceSigningDomain: orDefault(p.LicenceSigningDomain, sdk.DefaultLicenceDomain),
+		VerdictSigningDomain: orDefault(p.VerdictSigningDomain, sdk.DefaultVerdictDomain),
+		PreviousPublicKeys:   []string{},
+		SigningKeyStatus:     v.SigningKeyStatus,
+		KeyHistory:           make([]keyHistoryJSON, len(p.Keys)),
+		CreatedAt:            licentia.FormatTime(p.CreatedAt),
+		UpdatedAt:            licentia.FormatTime(p.UpdatedAt),
+	}
+	for i, k := range p.Keys {
+		pub := hex.EncodeToString(k.PublicKey)
+		switch k.Status {
+		case licentia.KeyCurrent:
+			out.PublicKey = pub
+		case licentia.KeyPrevious:
+			out.PreviousPublicKeys = append(out.PreviousPublicKeys, pub)
+		}
+		out.KeyHistory[i] = keyHistoryJSON{PublicKey: pub, Fingerprint: k.Fingerprint, Status: k.Status,
+			CreatedAt: licentia.FormatTime(k.CreatedAt), RetiredAt: formatTimePtr(k.RetiredAt)}
+	}
+	return out
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+type productAnswer struct {
+	Product productJSON `json:"product"`
+}
+
+func (s *Server) listProducts(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	readQuery(r, &is)
+	if err := is.Err(); err != nil {
+		return err
+	}
+	views, err := s.admin.Products(r.Context(), callerOf(r).OrgID)
+	if err != nil {
+		return err
+	}
+	out := make([]productJSON, len(views))
+	for i, v := range views {
+		out[i] = toProductJSON(v)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"products": out})
+	return nil
+}
+
+// pathProductID reads a product id path value by the product id rule.
+func pathProductID(r *http.Request, issues *licentia.Issues) string {
+	id := r.PathValue("id")
+	if msg := licentia.CheckProductID(id); msg != "" {
+		issues.Add("path.id", "%s", msg)
+	}
+	return id
+}
+
+func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	id := pathProductID(r, &is)
+	readQuery(r, &is)
+	if err := is.Err(); err != nil {
+		return err
+	}
+	v, err := s.admin.Product(r.Context(), callerOf(r).OrgID, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, productAnswer{Product: toProductJSON(v)})
+	return nil
+}
+
+func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	readQuery(r, &is)
+	b, err := readBody(r, &is, "id", "name", "key_prefix", "current_major", "machines_per_seat",
+		"licence_signing_domain", "verdict_signing_domain")
+	if err != nil {
+		return err
+	}
+	in := admin.NewProduct{
+		ID:                   b.str("id", true),
+		Name:                 b.str("name", true),
+		KeyPrefix:            b.str("key_prefix", true),
+		CurrentMajor:         b.integer("current_major", true, 1, licentia.MaxMajor),
+		MachinesPerSeat:      b.integer("machines_per_seat", false, 1, licentia.MaxMachinesPerSeat),
+		LicenceSigningDomain: b.str("licence_signing_domain", false),
+		VerdictSigningDomain: b.str("verdict_signing_domain", false),
+	}
+	is.Merge(in.Validate())
+	if err := is.Err(); err != nil {
+		return err
+	}
+	v, err := s.admin.CreateProduct(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, productAnswer{Product: toProductJSON(v)})
+	return nil
+}
+
+func (s *Server) patchProduct(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	id := pathProductID(r, &is)
+	readQuery(r, &is)
+	b, err := readBody(r, &is, "name", "current_major", "machines_per_seat")
+	if err != nil {
+		return err
+	}
+	in := admin.ProductPatch{
+		Name:            b.str("name", false),
+		CurrentMajor:    b.integer("current_major", false, 1, licentia.MaxMajor),
+		MachinesPerSeat: b.integer("machines_per_seat", false, 1, licentia.MaxMachinesPerSeat),
+	}
+	if !b.empty() {
+		is.Merge(in.Validate())
+	} else {
+		is.Add("", "give at least one of name, current_major, machines_per_seat")
+	}
+	if err := is.Err(); err != nil {
+		return err
+	}
+	v, err := s.admin.UpdateProduct(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, productAnswer{Product: toProductJSON(v)})
+	return nil
+}
+
+func (s *Server) rotateSigningKey(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	id := pathProductID(r, &is)
+	readQuery(r, &is)
+	b, err := readBody(r, &is, "keep_previous")
+	if err != nil {
+		return err
+	}
+	keep := b.boolean("keep_previous", false)
+	if err := is.Err(); err != nil {
+		return err
+	}
+	v, err := s.admin.RotateSigningKey(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, deref(keep, true))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, productAnswer{Product: toProductJSON(v)})
+	return nil
+}
+
+func (s *Server) retirePublicKey(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	id := pathProductID(r, &is)
+	readQuery(r, &is)
+	b, err := readBody(r, &is, "public_key")
+	if err != nil {
+		return err
+	}
+	pub := b.str("public_key", true)
+	if pub != nil {
+		if raw, err := hex.DecodeString(*pub); err != nil || len(raw) != 32 {
+			is.Add("/public_key", "must be 64 hexadecimal characters")
+		}
+	}
+	if err := is.Err(); err != nil {
+		return err
+	}
+	v, err := s.admin.RetirePublicKey(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, *pub)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, productAnswer{Product: toProductJSON(v)})
+	return nil
+}
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
