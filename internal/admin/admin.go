@@ -6,8 +6,6 @@
 package admin
 
 import (
-	"context"
-	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -30,17 +28,6 @@ type Service struct {
 // and rotation answer 503 signing_keys_not_configured.
 func New(st store.Store, clk clock.Clock, plans licentia.Plans, keys *signing.Keyring, log *slog.Logger) *Service {
 	return &Service{store: st, clock: clk, plans: plans, keys: keys, log: log}
-}
-
-// audit appends an audit entry inside tx.
-func audit(ctx context.Context, tx store.Tx, e licentia.AuditEntry, data any) error {
-	e.ID = licentia.NewID()
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return err
-	}
-	e.Data = raw
-	return tx.AppendAudit(ctx, &e)
 }
 
 // limits returns the limits of an organization's plan.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/licentia/licentia/internal/auth"
+	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
 )
@@ -98,7 +99,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, actor licentia.Actor, orgID 
 		if err := tx.CreateAPIKey(ctx, k); err != nil {
 			return err
 		}
-		return audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditAPIKeyCreated, Actor: actor, At: now},
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditAPIKeyCreated, Actor: actor, At: now},
 			map[string]any{"api_key_id": k.ID, "prefix": k.Prefix, "scopes": k.Scopes})
 	})
 	if err != nil {
@@ -127,7 +128,7 @@ func (s *Service) RevokeAPIKey(ctx context.Context, actor licentia.Actor, orgID,
 		if changed, err = tx.RevokeAPIKey(ctx, orgID, id, now); err != nil || !changed {
 			return err
 		}
-		return audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditAPIKeyRevoked, Actor: actor, At: now},
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditAPIKeyRevoked, Actor: actor, At: now},
 			map[string]any{"api_key_id": id})
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
 )
@@ -34,12 +35,12 @@ func (s *Service) CreateOrganization(ctx context.Context, actor licentia.Actor, 
 		base := licentia.AuditEntry{OrgID: o.ID, Actor: actor, At: now}
 		e := base
 		e.Action = licentia.AuditOrganizationCreated
-		if err := audit(ctx, tx, e, map[string]any{"organization_id": o.ID, "slug": o.Slug, "plan": o.Plan}); err != nil {
+		if err := events.Audit(ctx, tx, e, map[string]any{"organization_id": o.ID, "slug": o.Slug, "plan": o.Plan}); err != nil {
 			return err
 		}
 		e = base
 		e.Action = licentia.AuditMemberAdded
-		return audit(ctx, tx, e, map[string]any{"member_id": owner.ID, "role": owner.Role})
+		return events.Audit(ctx, tx, e, map[string]any{"member_id": owner.ID, "role": owner.Role})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create organization: %w", err)

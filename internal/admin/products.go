@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
@@ -81,10 +82,14 @@ func (in *NewProduct) Validate() licentia.Issues {
 	if in.MachinesPerSeat != nil && (*in.MachinesPerSeat < 1 || *in.MachinesPerSeat > licentia.MaxMachinesPerSeat) {
 		is.Add("/machines_per_seat", "must be an integer from 1 to %d", licentia.MaxMachinesPerSeat)
 	}
-	for path, d := range map[string]*string{"/licence_signing_domain": in.LicenceSigningDomain, "/verdict_signing_domain": in.VerdictSigningDomain} {
-		if d != nil {
-			if msg := licentia.CheckSigningDomain(*d); msg != "" {
-				is.Add(path, "%s", msg)
+	// A slice, not a map: issues are reported in the body's field order.
+	for _, d := range []struct {
+		path  string
+		value *string
+	}{{"/licence_signing_domain", in.LicenceSigningDomain}, {"/verdict_signing_domain", in.VerdictSigningDomain}} {
+		if d.value != nil {
+			if msg := licentia.CheckSigningDomain(*d.value); msg != "" {
+				is.Add(d.path, "%s", msg)
 			}
 		}
 	}
@@ -129,7 +134,7 @@ func (s *Service) CreateProduct(ctx context.Context, actor licentia.Actor, orgID
 		if err := tx.CreateProduct(ctx, p); err != nil {
 			return err
 		}
-		return audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductCreated, Actor: actor, At: now},
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductCreated, Actor: actor, At: now},
 			map[string]any{"product_id": p.ID, "key_prefix": p.KeyPrefix, "public_key": hex.EncodeToString(k.PublicKey)})
 	})
 	if err != nil {
@@ -174,6 +179,11 @@ func reserved(field store.ProductField, why string) error {
 // checkProductRoom applies the plan's product limit (every product counts)
 // and then the daily cap, counted from the product rows so it holds across
 // processes. The cap's 429 carries no Retry-After.
+//
+// The cap counts products created in the 24 hours before now: one created
+// exactly 24 hours ago has left the window. CountProducts counts from since
+// on, and times are kept to the millisecond, so since is 24 hours less 1 ms
+// ago.
 func (s *Service) checkProductRoom(ctx context.Context, tx store.Tx, orgID string, now time.Time) error {
 	o, err := tx.Organization(ctx, orgID)
 	if err != nil {
@@ -183,7 +193,7 @@ func (s *Service) checkProductRoom(ctx context.Context, tx store.Tx, orgID strin
 	if err != nil {
 		return err
 	}
-	all, recent, err := tx.CountProducts(ctx, orgID, now.Add(-24*time.Hour))
+	all, recent, err := tx.CountProducts(ctx, orgID, now.Add(-24*time.Hour+time.Millisecond))
 	if err != nil {
 		return err
 	}
@@ -263,7 +273,7 @@ func (s *Service) UpdateProduct(ctx context.Context, actor licentia.Actor, orgID
 			return err
 		}
 		changes["product_id"] = p.ID
-		return audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductUpdated, Actor: actor, At: now}, changes)
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductUpdated, Actor: actor, At: now}, changes)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("update product: %w", err)
@@ -304,7 +314,7 @@ func (s *Service) RotateSigningKey(ctx context.Context, actor licentia.Actor, or
 			return err
 		}
 		p.Keys = append(p.Keys, *k)
-		return audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductKeyRotated, Actor: actor, At: now},
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductKeyRotated, Actor: actor, At: now},
 			map[string]any{"product_id": p.ID, "public_key": hex.EncodeToString(k.PublicKey), "keep_previous": keepPrevious})
 	})
 	if err != nil {
@@ -345,7 +355,7 @@ func (s *Service) RetirePublicKey(ctx context.Context, actor licentia.Actor, org
 			return err
 		}
 		k.Status, k.RetiredAt = licentia.KeyRetired, &now
-		return audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductPublicKeyRetired, Actor: actor, At: now},
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductPublicKeyRetired, Actor: actor, At: now},
 			map[string]any{"product_id": p.ID, "public_key": hex.EncodeToString(raw)})
 	})
 	if err != nil {

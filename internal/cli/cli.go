@@ -31,6 +31,7 @@ commands:
   apikey create --org SLUG --scopes CSV [--name N] [--expires-at T]
   apikey list --org SLUG
   apikey revoke --org SLUG ID
+  masterkey rotate --new-key-file F      re-encrypt every secret under a new master key
 
 configuration: LICENTIA_* environment variables (see README.md)
 `
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, env Env) error {
 		return orgCommand(ctx, rest, env)
 	case "apikey":
 		return apikeyCommand(ctx, rest, env)
+	case "masterkey":
+		return masterkeyCommand(ctx, rest, env)
 	case "help", "-h", "--help":
 		return flag.ErrHelp
 	default:

@@ -30,6 +30,7 @@ type App struct {
 	store    store.Store
 	listener net.Listener
 	http     *http.Server
+	jobs     []job
 }
 
 // NewApp wires the service from env and starts listening.
@@ -54,9 +55,15 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 	}
 	clk := clock.System{}
 	keys := signing.NewKeyring(master)
+	svc := admin.New(st, clk, plans, keys, log)
+	cat := signing.NewCatalogue(st, log)
+	if err := cat.Refresh(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
 	srv := httpapi.New(httpapi.Options{
 		Store:          st,
-		Admin:          admin.New(st, clk, plans, keys, log),
+		Admin:          svc,
 		Auth:           auth.NewAuthenticator(st, clk),
 		Limiter:        ratelimit.NewMemory(clk),
 		Clock:          clk,
@@ -68,7 +75,7 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 		st.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	a := &App{cfg: cfg, log: log, store: st, listener: ln, http: &http.Server{
+	a := &App{cfg: cfg, log: log, store: st, listener: ln, jobs: jobs(st, svc, cat, clk), http: &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -86,6 +93,9 @@ func (a *App) Addr() string { return a.listener.Addr().String() }
 // Run serves until ctx is done, then stops taking connections and lets the
 // requests in flight finish.
 func (a *App) Run(ctx context.Context) error {
+	jobCtx, stopJobs := context.WithCancel(ctx)
+	defer stopJobs()
+	runJobs(jobCtx, a.log, a.jobs)
 	errc := make(chan error, 1)
 	go func() { errc <- a.http.Serve(a.listener) }()
 	select {

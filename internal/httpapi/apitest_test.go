@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -56,6 +57,20 @@ type envOptions struct {
 	ready          func() error
 	// setup runs before the server starts, to register test-only routes.
 	setup func(*httpapi.Server)
+	// noMasterKey serves without a master key, as when
+	// LICENTIA_MASTER_KEY_FILE cannot be loaded: product creation and
+	// rotation answer 503 signing_keys_not_configured. Without it, and
+	// without masterKey, the env has a master key of 32 random bytes.
+	noMasterKey bool
+	// masterKey, when set, is the master key instead of a random one.
+	masterKey *signing.MasterKey
+	// shareStore, when set, serves that env's store, clock and organization
+	// from a second server instead of a new database, as another process
+	// sharing the database would.
+	shareStore *testEnv
+	// wrapStore, when set, wraps the store the server and its operations
+	// use, to make a dependency fail; the env's store stays the real one.
+	wrapStore func(store.Store) store.Store
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -65,19 +80,29 @@ func newTestEnv(t *testing.T) *testEnv {
 
 func newTestEnvWith(t *testing.T, o envOptions) *testEnv {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
-	if err != nil {
-		t.Fatalf("sqlite.Open() error = %v", err)
+	var st store.Store
+	var clk *clock.Fake
+	if o.shareStore != nil {
+		st, clk = o.shareStore.store, o.shareStore.clock
+	} else {
+		db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
+		if err != nil {
+			t.Fatalf("sqlite.Open() error = %v", err)
+		}
+		t.Cleanup(func() { db.Close() })
+		st, clk = db, clock.NewFake(start)
 	}
-	t.Cleanup(func() { st.Close() })
-	clk := clock.NewFake(start)
+	served := st
+	if o.wrapStore != nil {
+		served = o.wrapStore(st)
+	}
 	logs := &logBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	svc := admin.New(st, clk, licentia.DefaultPlans(), signing.NewKeyring(nil), log)
+	svc := admin.New(served, clk, licentia.DefaultPlans(), signing.NewKeyring(o.master(t)), log)
 	api := httpapi.New(httpapi.Options{
-		Store:          st,
+		Store:          served,
 		Admin:          svc,
-		Auth:           auth.NewAuthenticator(st, clk),
+		Auth:           auth.NewAuthenticator(served, clk),
 		Limiter:        ratelimit.NewMemory(clk),
 		Clock:          clk,
 		Logger:         log,
@@ -90,8 +115,37 @@ func newTestEnvWith(t *testing.T, o envOptions) *testEnv {
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
 	e := &testEnv{srv: srv, api: api, store: st, admin: svc, clock: clk, logs: logs}
+	if o.shareStore != nil {
+		e.org = o.shareStore.org
+		return e
+	}
 	e.org = e.createOrg(t, "acme", licentia.PlanBusiness)
 	return e
+}
+
+// master returns the env's master key: none, the one chosen, or 32 random
+// bytes.
+func (o envOptions) master(t *testing.T) *signing.MasterKey {
+	t.Helper()
+	switch {
+	case o.noMasterKey:
+		return nil
+	case o.masterKey != nil:
+		return o.masterKey
+	}
+	return newMasterKey(t)
+}
+
+// newMasterKey returns a master key of 32 random bytes.
+func newMasterKey(t *testing.T) *signing.MasterKey {
+	t.Helper()
+	raw := make([]byte, signing.MasterKeySize)
+	rand.Read(raw)
+	m, err := signing.NewMasterKey(raw)
+	if err != nil {
+		t.Fatalf("NewMasterKey() error = %v", err)
+	}
+	return m
 }
 
 // createOrg creates an organization as the operator, with its owner.
@@ -391,6 +445,12 @@ type adminRoute struct {
 // adminRoutes lists every administration route; TestRouteTable holds it to
 // routes.go and openapi.json.
 var adminRoutes = []adminRoute{
+	{"GET", "/v1/admin/products", licentia.ScopeProductsRead, nil},
+	{"POST", "/v1/admin/products", licentia.ScopeProductsWrite, map[string]any{"id": "desk-app", "name": "Desk", "key_prefix": "DESK", "current_major": 1}},
+	{"GET", "/v1/admin/products/{id}", licentia.ScopeProductsRead, nil},
+	{"PATCH", "/v1/admin/products/{id}", licentia.ScopeProductsWrite, map[string]any{"name": "Desk 2"}},
+	{"POST", "/v1/admin/products/{id}/rotate-signing-key", licentia.ScopeProductsWrite, map[string]any{"keep_previous": true}},
+	{"POST", "/v1/admin/products/{id}/retire-public-key", licentia.ScopeProductsWrite, map[string]any{"public_key": strings.Repeat("ab", 32)}},
 	{"GET", "/v1/admin/organization", licentia.ScopeOrganizationRead, nil},
 	{"GET", "/v1/admin/members", licentia.ScopeMembersRead, nil},
 	{"GET", "/v1/admin/invitations", licentia.ScopeMembersRead, nil},
@@ -409,7 +469,8 @@ const someID = "5f0c6f4e-3b7a-4c1d-9e2f-0a1b2c3d4e5f"
 
 func (rt adminRoute) String() string { return rt.method + " " + rt.pattern }
 
-// path fills the pattern's wildcards with valid values.
+// path fills the pattern's wildcards with valid values (a UUID is also a
+// valid product id).
 func (rt adminRoute) path() string {
 	return strings.NewReplacer("{id}", someID, "{providerProductId}", "prod_Desk-1").Replace(rt.pattern)
 }
@@ -517,7 +578,7 @@ func exchangeErrors(ctx context.Context, d *document, req *http.Request, r *resp
 	case !invalid:
 		in := &openapi3filter.RequestValidationInput{
 			Request: req, PathParams: params, Route: route,
-			Options: &openapi3filter.Options{AuthenticationFunc: bearerPresent, MultiError: true},
+			Options: requestOptions,
 		}
 		if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
 			errs = append(errs, fmt.Errorf("request %s %s does not match openapi.json: %w", req.Method, req.URL.Path, err))
@@ -535,6 +596,11 @@ func exchangeErrors(ctx context.Context, d *document, req *http.Request, r *resp
 	}
 	return errs
 }
+
+// requestOptions validate a request as sent: without SkipSettingDefaults,
+// kin-openapi writes a field's default over a null before validating, so a
+// null where the document gives a default would pass.
+var requestOptions = &openapi3filter.Options{AuthenticationFunc: bearerPresent, MultiError: true, SkipSettingDefaults: true}
 
 // bearerPresent holds requests to the document's bearer scheme: the header is
 // there with the scheme. Whether the key is good is the service's to say.

@@ -156,10 +156,13 @@ func (s *Server) patchProduct(w http.ResponseWriter, r *http.Request) error {
 		CurrentMajor:    b.integer("current_major", false, 1, licentia.MaxMajor),
 		MachinesPerSeat: b.integer("machines_per_seat", false, 1, licentia.MaxMachinesPerSeat),
 	}
-	if !b.empty() {
-		is.Merge(in.Validate())
-	} else {
+	// A field that was sent but could not be read is already an issue; only
+	// a body that names no known field lacks "at least one".
+	switch {
+	case b.empty():
 		is.Add("", "give at least one of name, current_major, machines_per_seat")
+	case in.Name != nil || in.CurrentMajor != nil || in.MachinesPerSeat != nil:
+		is.Merge(in.Validate())
 	}
 	if err := is.Err(); err != nil {
 		return err

@@ -16,6 +16,17 @@ func (s *Server) routes() {
 	s.handle("POST /v1/admin/products/{id}/rotate-signing-key", licentia.ScopeProductsWrite, s.rotateSigningKey)
 	s.handle("POST /v1/admin/products/{id}/retire-public-key", licentia.ScopeProductsWrite, s.retirePublicKey)
 
+	s.handle("POST /v1/admin/licences", licentia.ScopeLicencesWrite, s.issueLicence)
+	s.handle("GET /v1/admin/licences", licentia.ScopeLicencesRead, s.findLicences)
+	s.handle("GET /v1/admin/licences/counts", licentia.ScopeLicencesRead, s.countLicences)
+	s.handle("GET /v1/admin/licences/{id}", licentia.ScopeLicencesRead, s.getLicence)
+	s.handle("GET /v1/admin/licences/{id}/audit", licentia.ScopeAuditRead, s.licenceAudit)
+	s.handle("POST /v1/admin/licences/{id}/revoke", licentia.ScopeLicencesWrite, s.statusChange(s.admin.RevokeLicence))
+	s.handle("POST /v1/admin/licences/{id}/expire", licentia.ScopeLicencesWrite, s.statusChange(s.admin.ExpireLicence))
+	s.handle("POST /v1/admin/licences/{id}/reinstate", licentia.ScopeLicencesWrite, s.statusChange(s.admin.ReinstateLicence))
+	s.handle("POST /v1/admin/licences/{id}/anonymise", licentia.ScopeLicencesAnonymise, s.anonymiseLicence)
+	s.handle("POST /v1/admin/activations/{id}/deactivate", licentia.ScopeLicencesWrite, s.deactivateActivation)
+
 	s.handle("GET /v1/admin/organization", licentia.ScopeOrganizationRead, s.getOrganization)
 	s.handle("GET /v1/admin/members", licentia.ScopeMembersRead, s.listMembers)
 	s.handle("GET /v1/admin/invitations", licentia.ScopeMembersRead, s.listInvitations)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 
+	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/clock"
@@ -19,6 +20,7 @@ import (
 type Options struct {
 	Store          store.Store
 	Admin          *admin.Service
+	Activation     *activation.Service
 	Auth           *auth.Authenticator
 	Limiter        ratelimit.Limiter
 	Clock          clock.Clock
@@ -31,22 +33,23 @@ type Options struct {
 
 // Server is the HTTP interface.
 type Server struct {
-	store   store.Store
-	admin   *admin.Service
-	auth    *auth.Authenticator
-	limiter ratelimit.Limiter
-	clock   clock.Clock
-	log     *slog.Logger
-	proxies []netip.Prefix
-	ready   func() error
-	mux     *http.ServeMux
-	handler http.Handler
+	store      store.Store
+	admin      *admin.Service
+	activation *activation.Service
+	auth       *auth.Authenticator
+	limiter    ratelimit.Limiter
+	clock      clock.Clock
+	log        *slog.Logger
+	proxies    []netip.Prefix
+	ready      func() error
+	mux        *http.ServeMux
+	handler    http.Handler
 }
 
 // New returns a Server with every route registered.
 func New(o Options) *Server {
 	s := &Server{
-		store: o.Store, admin: o.Admin, auth: o.Auth, limiter: o.Limiter, clock: o.Clock,
+		store: o.Store, admin: o.Admin, activation: o.Activation, auth: o.Auth, limiter: o.Limiter, clock: o.Clock,
 		log: o.Logger, proxies: o.TrustedProxies, ready: o.Ready, mux: http.NewServeMux(),
 	}
 	s.routes()

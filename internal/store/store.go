@@ -57,6 +57,35 @@ type Reader interface {
 	// ProductNameUse says whether a product id or key prefix is free, held
 	// by a product now (of any organization), or was used before.
 	ProductNameUse(ctx context.Context, field ProductField, value string) (NameUse, error)
+	// Licence reads one licence; another organization's answers
+	// licence_not_found like a missing one.
+	Licence(ctx context.Context, orgID, id string) (*licentia.Licence, error)
+	// LicenceIDTaken reports whether any organization holds licence id.
+	LicenceIDTaken(ctx context.Context, id string) (bool, error)
+	// LicenceByExternalRef finds the licence of a product with ref.
+	LicenceByExternalRef(ctx context.Context, orgID, productID, ref string) (*licentia.Licence, error)
+	// FindLicences lists matching licences, newest first (issued_at, then
+	// id, descending), at most f.Limit.
+	FindLicences(ctx context.Context, orgID string, f LicenceFilter, now time.Time) ([]licentia.Licence, error)
+	// CountLicences computes the counts of GET /v1/admin/licences/counts.
+	CountLicences(ctx context.Context, orgID string, productID *string, since, now time.Time) (*LicenceCounts, error)
+	// PlanLicenceCount counts the licences taking a place in the plan at now.
+	PlanLicenceCount(ctx context.Context, orgID string, now time.Time) (int64, error)
+	// LicenceAudit lists a licence's audit entries, oldest first.
+	LicenceAudit(ctx context.Context, orgID, licenceID string) ([]licentia.AuditEntry, error)
+	// LicenceByID reads a licence of any organization, for the activation
+	// routes, where the licence key is the credential.
+	LicenceByID(ctx context.Context, id string) (*licentia.Licence, error)
+	// LiveActivation finds the live activation of a machine on a licence.
+	LiveActivation(ctx context.Context, orgID, licenceID, machineID string) (*licentia.Activation, error)
+	// Activation reads one activation; another organization's answers
+	// not_found like a missing one.
+	Activation(ctx context.Context, orgID, id string) (*licentia.Activation, error)
+	// Activations lists a licence's activations, live ones first, then by
+	// activation time.
+	Activations(ctx context.Context, orgID, licenceID string) ([]licentia.Activation, error)
+	// OrganizationEvents lists an organization's events, oldest first.
+	OrganizationEvents(ctx context.Context, orgID string) ([]licentia.Event, error)
 	// Setting reads a service-wide setting; a missing one is "" and no error.
 	Setting(ctx context.Context, name string) (string, error)
 }
@@ -88,6 +117,38 @@ type Tx interface {
 	// ResealProductKey replaces a key's sealed private part, for master-key
 	// rotation.
 	ResealProductKey(ctx context.Context, keyID string, sealed []byte, masterFingerprint string) error
+	// LockLicence reads a licence and holds it until the transaction ends,
+	// so concurrent changes of one licence run one after the other.
+	LockLicence(ctx context.Context, orgID, id string) (*licentia.Licence, error)
+	// CreateLicence writes a new licence and counts it. A taken id or an
+	// external_ref taken on the product answers conflict.
+	CreateLicence(ctx context.Context, l *licentia.Licence) error
+	// UpdateLicence writes every changeable field of after and moves its
+	// counts from before's row; before is the licence as LockLicence read it.
+	UpdateLicence(ctx context.Context, before, after *licentia.Licence) error
+	// RewriteLicenceAudit replaces the data of a licence's audit entries
+	// with fn(data), for anonymisation.
+	RewriteLicenceAudit(ctx context.Context, orgID, licenceID string, fn func([]byte) []byte) error
+	// CreateActivation writes a live activation and counts it on its licence.
+	CreateActivation(ctx context.Context, a *licentia.Activation) error
+	// TouchActivation refreshes a live activation's last_seen_at, label, os
+	// and app_version.
+	TouchActivation(ctx context.Context, a *licentia.Activation) error
+	// DeactivateActivation frees a live activation and reports whether it
+	// changed; another organization's answers not_found.
+	DeactivateActivation(ctx context.Context, orgID, id string, at time.Time) (*licentia.Activation, bool, error)
+	// AnonymiseActivations erases every activation of a licence (machine id
+	// anonymised-<id>, label, os and app_version "anonymised") and frees the
+	// live ones.
+	AnonymiseActivations(ctx context.Context, orgID, licenceID string, at time.Time) error
+	// InsertEvent writes an event.
+	InsertEvent(ctx context.Context, e *licentia.Event) error
+	// DeleteEventsBefore deletes events that happened before t.
+	DeleteEventsBefore(ctx context.Context, t time.Time) (int64, error)
+	// SweepLicences moves licences whose expiry passed since the last sweep
+	// to their lapsed counters, at most batch of them, and reports how many
+	// it moved; it never moves the watermark past now.
+	SweepLicences(ctx context.Context, now time.Time, batch int) (int, error)
 	// DeleteProduct removes a product and its keys; its id and prefix stay
 	// used. No route deletes products; operators and tests may.
 	DeleteProduct(ctx context.Context, orgID, id string) error
@@ -97,6 +158,9 @@ type Tx interface {
 // Setting names.
 const (
 	SettingMasterKeyFingerprint = "master_key_fingerprint"
+	// SettingSweepWatermark is the time up to which licence expiries have
+	// been moved to their lapsed counters, in Unix milliseconds.
+	SettingSweepWatermark = "licence_sweep_watermark"
 )
 
 // NotFound returns the not-found error of a record kind.

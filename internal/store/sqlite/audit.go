@@ -23,8 +23,13 @@ func (t *tx) AppendAudit(ctx context.Context, e *licentia.AuditEntry) error {
 }
 
 func (r reader) OrganizationAudit(ctx context.Context, orgID string) ([]licentia.AuditEntry, error) {
+	return r.audit(ctx, `WHERE org_id = ?`, orgID)
+}
+
+// audit lists the entries matching where, oldest first.
+func (r reader) audit(ctx context.Context, where string, args ...any) ([]licentia.AuditEntry, error) {
 	rows, err := r.q.QueryContext(ctx, `SELECT id, org_id, licence_id, action, actor_type, actor_id, at, data
-		FROM audit_log WHERE org_id = ? ORDER BY seq`, orgID)
+		FROM audit_log `+where+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list audit: %w", err)
 	}

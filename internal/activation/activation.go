@@ -1,0 +1,290 @@
+// Package activation serves the routes an application calls with a licence
+// key: taking a seat on a machine, asking for a signed verdict, and freeing
+// the seat. The licence key is the credential; no API key is involved.
+package activation
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+
+	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/events"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/signing"
+	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/sdk"
+)
+
+// Audit actions of the activation routes.
+const (
+	AuditActivationCreated     = "activation.created"
+	AuditActivationDeactivated = "activation.deactivated"
+)
+
+// seenLag is how stale a live activation's stored last_seen_at may be: a
+// busy machine does not cost a write on every status check.
+const seenLag = 60 * time.Second
+
+// trialGrace bounds a trial's active verdict: never valid more than one day
+// past the trial's end.
+const trialGrace = 24 * time.Hour
+
+// Service runs the activation routes.
+type Service struct {
+	store    store.Store
+	clock    clock.Clock
+	keys     *signing.Keyring
+	cat      *signing.Catalogue
+	validity time.Duration
+	log      *slog.Logger
+}
+
+// Options are the dependencies of a Service.
+type Options struct {
+	Store     store.Store
+	Clock     clock.Clock
+	Keys      *signing.Keyring
+	Catalogue *signing.Catalogue
+	// Validity is how long a verdict may be used offline.
+	Validity time.Duration
+	Logger   *slog.Logger
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	return &Service{store: o.Store, clock: o.Clock, keys: o.Keys, cat: o.Catalogue, validity: o.Validity, log: o.Logger}
+}
+
+var machineIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// CheckMachineID returns why id is not a machine id, or "".
+func CheckMachineID(id string) string {
+	if !machineIDRE.MatchString(id) {
+		return "must be 1 to 128 of A-Z a-z 0-9 . _ : -"
+	}
+	return ""
+}
+
+// CheckMachineField returns why a label, os or app_version is not
+// acceptable, or "": 0 to 200 characters.
+func CheckMachineField(s string) string {
+	if len([]rune(s)) > 200 {
+		return "must be at most 200 characters"
+	}
+	return ""
+}
+
+// Machine is what an application says about itself.
+type Machine struct {
+	ID         string
+	Label      string
+	OS         string
+	AppVersion string
+}
+
+// Result is an activation's outcome: the machine's activation, whether a
+// seat was taken now (201) or already held (200), and the verdict.
+type Result struct {
+	Activation *licentia.Activation
+	Created    bool
+	Verdict    string
+}
+
+// subject is a verified key's licence and product, and the product's key
+// to sign verdicts with.
+type subject struct {
+	licence *licentia.Licence
+	product *licentia.Product
+	priv    ed25519.PrivateKey
+}
+
+// resolve runs the checks every route shares, in the contract's order: 422
+// key, 404 licence_not_found, and (when sign is set) 503
+// product_unavailable.
+func (s *Service) resolve(ctx context.Context, key string, sign bool) (*subject, error) {
+	p, licenceID, err := s.cat.VerifyLicenceKey(key)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.store.LicenceByID(ctx, licenceID)
+	if licentia.ErrorCode(err) == licentia.CodeLicenceNotFound || err == nil && l.ProductID != p.ID {
+		// A genuine key the service does not know: not a revocation, so the
+		// application keeps its offline result.
+		return nil, licentia.Errorf(licentia.CodeLicenceNotFound, "The service does not know this licence.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	sub := &subject{licence: l, product: p}
+	if sign {
+		if sub.priv, err = s.keys.CurrentPrivate(p); err != nil {
+			return nil, err
+		}
+	}
+	return sub, nil
+}
+
+// refused answers 403 for a licence whose derived state forbids taking a
+// seat. An anonymised licence answers with its stored status.
+func refused(l *licentia.Licence, now time.Time) error {
+	switch l.DerivedState(now) {
+	case licentia.StateRevoked:
+		return licentia.Errorf(licentia.CodeLicenceRevoked, "The licence was revoked.")
+	case licentia.StateExpired:
+		return licentia.Errorf(licentia.CodeLicenceExpired, "The licence has expired.")
+	}
+	return nil
+}
+
+// Activate takes a seat for a machine, or refreshes the live seat it holds.
+// Of machines racing for the last seat exactly one wins: the licence row is
+// locked while its live activations are counted.
+func (s *Service) Activate(ctx context.Context, key string, m Machine) (*Result, error) {
+	sub, err := s.resolve(ctx, key, true)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var res Result
+	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		l, err := tx.LockLicence(ctx, sub.licence.OrgID, sub.licence.ID)
+		if err != nil {
+			return err
+		}
+		sub.licence = l
+		if err := refused(l, now); err != nil {
+			return err
+		}
+		held, err := tx.LiveActivation(ctx, l.OrgID, l.ID, m.ID)
+		switch {
+		case err == nil:
+			held.LastSeenAt, held.Label, held.OS, held.AppVersion = now, m.Label, m.OS, m.AppVersion
+			res.Activation = held
+			return tx.TouchActivation(ctx, held)
+		case licentia.ErrorCode(err) != licentia.CodeNotFound:
+			return err
+		}
+		p, err := tx.Product(ctx, l.OrgID, l.ProductID)
+		if err != nil {
+			return err
+		}
+		if allowed := l.MachinesAllowed(p.MachinesPerSeat); l.LiveActivations >= allowed {
+			return &licentia.Error{Code: licentia.CodeSeatLimitReached, Message: "Every seat of the licence is taken.",
+				Details: map[string]any{"limit": allowed, "active": l.LiveActivations, "limit_kind": l.LimitKind}}
+		}
+		a := &licentia.Activation{ID: licentia.NewID(), OrgID: l.OrgID, LicenceID: l.ID, MachineID: m.ID,
+			Label: m.Label, OS: m.OS, AppVersion: m.AppVersion, ActivatedAt: now, LastSeenAt: now}
+		if err := tx.CreateActivation(ctx, a); err != nil {
+			return err
+		}
+		l.LiveActivations++
+		res.Activation, res.Created = a, true
+		return events.Record(ctx, tx, licentia.Actor{Type: licentia.ActorApplication}, l, a, AuditActivationCreated, licentia.EventActivationCreated, now, events.ActivationData(l, a))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("activate: %w", err)
+	}
+	if res.Verdict, err = s.verdict(sub, m.ID, &res.Activation.ID, now); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Status answers a signed verdict for every state of the licence, on this
+// machine. It reads the stored status on every call, so a revocation takes
+// effect at once. A live activation's last_seen_at is refreshed when it is
+// more than a minute old.
+func (s *Service) Status(ctx context.Context, key, machineID string) (string, error) {
+	sub, err := s.resolve(ctx, key, true)
+	if err != nil {
+		return "", err
+	}
+	now := s.now()
+	l := sub.licence
+	var activationID *string
+	a, err := s.store.LiveActivation(ctx, l.OrgID, l.ID, machineID)
+	switch {
+	case err == nil:
+		activationID = &a.ID
+		if now.Sub(a.LastSeenAt) > seenLag {
+			a.LastSeenAt = now
+			if err := s.store.InTx(ctx, func(tx store.Tx) error { return tx.TouchActivation(ctx, a) }); err != nil &&
+				licentia.ErrorCode(err) != licentia.CodeNotFound {
+				return "", err
+			}
+		}
+	case licentia.ErrorCode(err) != licentia.CodeNotFound:
+		return "", err
+	}
+	return s.verdict(sub, machineID, activationID, now)
+}
+
+// Deactivate frees this machine's seat; nothing to free answers changed
+// false. It signs nothing, so it needs no signing key.
+func (s *Service) Deactivate(ctx context.Context, key, machineID string) (bool, error) {
+	sub, err := s.resolve(ctx, key, false)
+	if err != nil {
+		return false, err
+	}
+	now := s.now()
+	changed := false
+	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		l, err := tx.LockLicence(ctx, sub.licence.OrgID, sub.licence.ID)
+		if err != nil {
+			return err
+		}
+		held, err := tx.LiveActivation(ctx, l.OrgID, l.ID, machineID)
+		if licentia.ErrorCode(err) == licentia.CodeNotFound {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		a, ok, err := tx.DeactivateActivation(ctx, l.OrgID, held.ID, now)
+		if err != nil || !ok {
+			return err
+		}
+		changed = true
+		l.LiveActivations--
+		return events.Record(ctx, tx, licentia.Actor{Type: licentia.ActorApplication}, l, a, AuditActivationDeactivated, licentia.EventActivationDeactivated, now, events.ActivationData(l, a))
+	})
+	if err != nil {
+		return false, fmt.Errorf("deactivate: %w", err)
+	}
+	return changed, nil
+}
+
+// verdict signs the licence's state on a machine. It is valid for the
+// configured validity; a trial's active verdict never past one day after
+// the trial's end.
+func (s *Service) verdict(sub *subject, machineID string, activationID *string, now time.Time) (string, error) {
+	l := sub.licence
+	state := l.DerivedState(now)
+	validUntil := now.Add(s.validity)
+	if state == licentia.StateTrial && l.TrialEndsAt != nil {
+		if limit := l.TrialEndsAt.Add(trialGrace); validUntil.After(limit) {
+			validUntil = limit
+		}
+	}
+	v := sdk.Verdict{
+		LicenceID: l.ID, ProductID: l.ProductID, MachineID: machineID, ActivationID: activationID,
+		State: string(state), ExpiresAt: timePtr(l.ExpiresAt), TrialEndsAt: timePtr(l.TrialEndsAt),
+		Major: int(l.Major), LimitKind: string(l.LimitKind), LimitCount: l.LimitCount,
+		IssuedAt: licentia.FormatTime(now), ValidUntil: licentia.FormatTime(validUntil),
+	}
+	return sdk.SignVerdict(sub.priv, sub.product.VerdictSigningDomain, v)
+}
+
+func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
+
+func timePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	v := licentia.FormatTime(*t)
+	return &v
+}

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/signing"
+	"github.com/licentia/licentia/internal/store"
+)
+
+func masterkeyCommand(ctx context.Context, args []string, env Env) error {
+	if len(args) == 0 || args[0] != "rotate" {
+		return usageError("masterkey: the subcommand is rotate")
+	}
+	fs := newFlags("masterkey rotate")
+	newFile := fs.String("new-key-file", "", "file holding the new 32-byte master key")
+	if rest, err := parseFlags(fs, args[1:]); err != nil {
+		return err
+	} else if len(rest) > 0 || *newFile == "" {
+		return usageError("masterkey rotate: give --new-key-file and nothing else")
+	}
+	cfg, err := config.Load(env.Getenv)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	res, err := rotateMasterKey(ctx, cfg, st, *newFile)
+	if err != nil {
+		return err
+	}
+	printJSON(env.Stdout, res)
+	return nil
+}
+
+type rotation struct {
+	OldFingerprint string `json:"old_fingerprint"`
+	NewFingerprint string `json:"new_fingerprint"`
+	Resealed       int    `json:"resealed"`
+	KeyFile        string `json:"key_file"`
+	PreviousFile   string `json:"previous_key_file"`
+}
+
+// rotateMasterKey re-encrypts every secret under the key in newFile in one
+// transaction, records its fingerprint, and then installs it at the
+// configured key path, keeping the old key beside it. Running processes keep
+// the keys they have opened and read the new file when they meet a secret
+// sealed under it, so a single process needs no restart.
+func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, newFile string) (*rotation, error) {
+	path := masterKeyPath(cfg)
+	old, err := signing.LoadMasterKey(path)
+	if err != nil {
+		return nil, err
+	}
+	recorded, err := st.Setting(ctx, store.SettingMasterKeyFingerprint)
+	if err != nil {
+		return nil, err
+	}
+	if recorded != "" && recorded != old.Fingerprint() {
+		return nil, fmt.Errorf("masterkey rotate: %s has fingerprint %s, the database %s", path, old.Fingerprint(), recorded)
+	}
+	raw, err := os.ReadFile(newFile)
+	if err != nil {
+		return nil, fmt.Errorf("masterkey rotate: %w", err)
+	}
+	next, err := signing.NewMasterKey(raw)
+	if err != nil {
+		return nil, fmt.Errorf("masterkey rotate: %s: %w", newFile, err)
+	}
+	if next.Fingerprint() == old.Fingerprint() {
+		return nil, fmt.Errorf("masterkey rotate: the new key is the current key")
+	}
+	res := &rotation{OldFingerprint: old.Fingerprint(), NewFingerprint: next.Fingerprint(), KeyFile: path,
+		PreviousFile: path + ".previous-" + old.Fingerprint()}
+	err = st.InTx(ctx, func(tx store.Tx) error {
+		products, err := tx.AllProducts(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range products {
+			for _, k := range p.Keys {
+				sealed, err := signing.Reseal(old, next, &k)
+				if err != nil {
+					return err
+				}
+				if err := tx.ResealProductKey(ctx, k.ID, sealed, next.Fingerprint()); err != nil {
+					return err
+				}
+				res.Resealed++
+			}
+		}
+		return tx.SetSetting(ctx, store.SettingMasterKeyFingerprint, next.Fingerprint())
+	})
+	if err != nil {
+		return nil, fmt.Errorf("masterkey rotate: nothing changed: %w", err)
+	}
+	oldRaw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeKeyFile(res.PreviousFile, oldRaw); err != nil {
+		return nil, fmt.Errorf("masterkey rotate: the database uses the new key, but keeping the old one failed: %w", err)
+	}
+	if err := writeKeyFile(path, raw); err != nil {
+		return nil, fmt.Errorf("masterkey rotate: the database uses the new key; install %s at %s by hand: %w", newFile, path, err)
+	}
+	return res, nil
+}
+
+// writeKeyFile writes raw to path with mode 0600 through a temporary file,
+// so a reader sees the old key or the new one, never half of either.
+func writeKeyFile(path string, raw []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

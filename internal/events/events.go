@@ -1,0 +1,154 @@
+// Package events writes the records of committed changes: webhook events
+// with their one-line JSON bodies, and the snapshots of licences and
+// activations as the API shows them. Every event is written through the
+// caller's store.Tx, so it commits with its change or not at all.
+package events
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+)
+
+// Licence is a licence as the API shows it, in answers and in event data.
+// It never holds the licence key.
+type Licence struct {
+	ID              string             `json:"id"`
+	ProductID       string             `json:"product_id"`
+	Email           string             `json:"email"`
+	IssuedAt        string             `json:"issued_at"`
+	ExpiresAt       *string            `json:"expires_at"`
+	LimitKind       licentia.LimitKind `json:"limit_kind"`
+	LimitCount      int64              `json:"limit_count"`
+	Major           int64              `json:"major"`
+	Status          licentia.Status    `json:"status"`
+	State           licentia.State     `json:"state"`
+	StatusReason    *string            `json:"status_reason"`
+	StatusChangedAt *string            `json:"status_changed_at"`
+	TrialEndsAt     *string            `json:"trial_ends_at"`
+	Source          licentia.Source    `json:"source"`
+	IntegrationID   *string            `json:"integration_id"`
+	ExternalRef     *string            `json:"external_ref"`
+	Provider        Provider           `json:"provider"`
+	AnonymisedAt    *string            `json:"anonymised_at"`
+	CreatedAt       string             `json:"created_at"`
+	UpdatedAt       string             `json:"updated_at"`
+}
+
+// Provider holds a payment provider's ids; every key is always present.
+type Provider struct {
+	OrderID        *string `json:"order_id"`
+	SubscriptionID *string `json:"subscription_id"`
+	CustomerID     *string `json:"customer_id"`
+	CheckoutID     *string `json:"checkout_id"`
+}
+
+// Activation is an activation as the API shows it.
+type Activation struct {
+	ID            string  `json:"id"`
+	LicenceID     string  `json:"licence_id"`
+	MachineID     string  `json:"machine_id"`
+	Label         string  `json:"label"`
+	OS            string  `json:"os"`
+	AppVersion    string  `json:"app_version"`
+	ActivatedAt   string  `json:"activated_at"`
+	LastSeenAt    string  `json:"last_seen_at"`
+	DeactivatedAt *string `json:"deactivated_at"`
+}
+
+// LicenceOf shows l with its derived state at now.
+func LicenceOf(l *licentia.Licence, now time.Time) Licence {
+	return Licence{
+		ID: l.ID, ProductID: l.ProductID, Email: l.Email, IssuedAt: licentia.FormatTime(l.IssuedAt),
+		ExpiresAt: timePtr(l.ExpiresAt), LimitKind: l.LimitKind, LimitCount: l.LimitCount, Major: l.Major,
+		Status: l.Status, State: l.DerivedState(now), StatusReason: l.StatusReason,
+		StatusChangedAt: timePtr(l.StatusChangedAt), TrialEndsAt: timePtr(l.TrialEndsAt), Source: l.Source,
+		IntegrationID: l.IntegrationID, ExternalRef: l.ExternalRef,
+		Provider: Provider{OrderID: l.Provider.OrderID, SubscriptionID: l.Provider.SubscriptionID,
+			CustomerID: l.Provider.CustomerID, CheckoutID: l.Provider.CheckoutID},
+		AnonymisedAt: timePtr(l.AnonymisedAt), CreatedAt: licentia.FormatTime(l.CreatedAt), UpdatedAt: licentia.FormatTime(l.UpdatedAt),
+	}
+}
+
+// ActivationOf shows a.
+func ActivationOf(a *licentia.Activation) Activation {
+	return Activation{
+		ID: a.ID, LicenceID: a.LicenceID, MachineID: a.MachineID, Label: a.Label, OS: a.OS, AppVersion: a.AppVersion,
+		ActivatedAt: licentia.FormatTime(a.ActivatedAt), LastSeenAt: licentia.FormatTime(a.LastSeenAt),
+		DeactivatedAt: timePtr(a.DeactivatedAt),
+	}
+}
+
+func timePtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := licentia.FormatTime(*t)
+	return &s
+}
+
+// body is the webhook body: type, the time of the change, and the data.
+type body struct {
+	Type      licentia.EventType `json:"type"`
+	Timestamp string             `json:"timestamp"`
+	Data      data               `json:"data"`
+}
+
+type data struct {
+	Activation *Activation `json:"activation,omitempty"`
+	Licence    Licence     `json:"licence"`
+}
+
+// Write records an event of typ about licence l (and activation a, for the
+// activation events) in tx, with snapshots taken at the change time at. The
+// body is encoded once and stored, so every attempt sends the same bytes.
+func Write(ctx context.Context, tx store.Tx, typ licentia.EventType, at time.Time, l *licentia.Licence, a *licentia.Activation) (*licentia.Event, error) {
+	b := body{Type: typ, Timestamp: licentia.FormatTime(at), Data: data{Licence: LicenceOf(l, at)}}
+	if a != nil {
+		snap := ActivationOf(a)
+		b.Data.Activation = &snap
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(b); err != nil {
+		return nil, fmt.Errorf("encode event %s: %w", typ, err)
+	}
+	e := &licentia.Event{
+		ID: NewID(), OrgID: l.OrgID, Type: typ, LicenceID: &l.ID, At: at,
+		Body: bytes.TrimRight(buf.Bytes(), "\n"),
+	}
+	if err := tx.InsertEvent(ctx, e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// NewID returns an event id: evt_ and 32 lower-case hexadecimal characters.
+func NewID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return "evt_" + hex.EncodeToString(b[:])
+}
+
+// Cleanup deletes events older than the retention period, 30 days after
+// they happened. Deliveries go with their events.
+func Cleanup(ctx context.Context, st store.Store, now time.Time) (int64, error) {
+	var n int64
+	err := st.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		n, err = tx.DeleteEventsBefore(ctx, now.Add(-licentia.EventRetention))
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("clean up events: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,38 @@
+package licentia
+
+import "time"
+
+// EventType names an outgoing event.
+type EventType string
+
+// The contract's event types.
+const (
+	EventLicenceIssued         EventType = "licence.issued"
+	EventLicenceRevoked        EventType = "licence.revoked"
+	EventLicenceExpired        EventType = "licence.expired"
+	EventLicenceReinstated     EventType = "licence.reinstated"
+	EventLicenceAnonymised     EventType = "licence.anonymised"
+	EventLicenceTrialConverted EventType = "licence.trial_converted"
+	EventActivationCreated     EventType = "activation.created"
+	EventActivationDeactivated EventType = "activation.deactivated"
+)
+
+// EventTypes lists every event type.
+var EventTypes = []EventType{
+	EventLicenceIssued, EventLicenceRevoked, EventLicenceExpired, EventLicenceReinstated,
+	EventLicenceAnonymised, EventLicenceTrialConverted, EventActivationCreated, EventActivationDeactivated,
+}
+
+// Event is a committed change as webhooks report it. Body is the one-line
+// JSON sent on every attempt, byte for byte; it never holds a licence key.
+type Event struct {
+	ID        string
+	OrgID     string
+	Type      EventType
+	LicenceID *string
+	At        time.Time
+	Body      []byte
+}
+
+// EventRetention is how long events (and their deliveries) are kept.
+const EventRetention = 30 * 24 * time.Hour

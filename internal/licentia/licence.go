@@ -1,0 +1,203 @@
+package licentia
+
+import (
+	"strings"
+	"time"
+)
+
+// Licence is one product's licence for one customer.
+type Licence struct {
+	ID              string
+	OrgID           string
+	ProductID       string
+	Email           string
+	IssuedAt        time.Time
+	ExpiresAt       *time.Time
+	LimitKind       LimitKind
+	LimitCount      int64
+	Major           int64
+	Status          Status
+	StatusReason    *string
+	StatusChangedAt *time.Time
+	TrialEndsAt     *time.Time
+	Source          Source
+	IntegrationID   *string
+	ExternalRef     *string
+	Provider        ProviderRefs
+	// SubscriptionEndedAt is when a provider subscription ended; such a
+	// licence keeps its place in the plan's count for 30 days.
+	SubscriptionEndedAt *time.Time
+	AnonymisedAt        *time.Time
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+	// LiveActivations counts the activations not deactivated, kept in the
+	// same transaction as each activation change.
+	LiveActivations int64
+}
+
+// ProviderRefs are a payment provider's ids for the sale.
+type ProviderRefs struct {
+	OrderID        *string
+	SubscriptionID *string
+	CustomerID     *string
+	CheckoutID     *string
+}
+
+// LimitKind says what a licence's limit counts.
+type LimitKind string
+
+// Limit kinds.
+const (
+	LimitSeats    LimitKind = "seats"
+	LimitMachines LimitKind = "machines"
+)
+
+// Status is a licence's stored status.
+type Status string
+
+// Stored statuses.
+const (
+	StatusActive  Status = "active"
+	StatusRevoked Status = "revoked"
+	StatusExpired Status = "expired"
+)
+
+// State is a licence's derived state.
+type State string
+
+// Derived states.
+const (
+	StateActive  State = "active"
+	StateTrial   State = "trial"
+	StateExpired State = "expired"
+	StateRevoked State = "revoked"
+)
+
+// Source says who issued a licence.
+type Source string
+
+// Sources.
+const (
+	SourceAdmin    Source = "admin"
+	SourceProvider Source = "provider"
+)
+
+// Term says how long a licence runs.
+type Term string
+
+// Terms.
+const (
+	TermPerpetual    Term = "perpetual"
+	TermTerm         Term = "term"
+	TermSubscription Term = "subscription"
+)
+
+// DerivedState is the one place the derived state is computed in Go (the
+// engines' SQL mirrors it, see store.StateSQL, and a test holds both to the
+// same answers at the boundaries):
+//   - revoked: stored revoked;
+//   - expired: stored expired, or stored active with expires_at at or
+//     before now;
+//   - trial: stored active, not expired, trial end still ahead;
+//   - active: stored active, not expired, not a trial.
+func (l *Licence) DerivedState(now time.Time) State {
+	switch {
+	case l.Status == StatusRevoked:
+		return StateRevoked
+	case l.Status == StatusExpired, l.ExpiresAt != nil && !l.ExpiresAt.After(now):
+		return StateExpired
+	case l.TrialEndsAt != nil && l.TrialEndsAt.After(now):
+		return StateTrial
+	}
+	return StateActive
+}
+
+// Term is subscription when a provider subscription id is set, else term
+// when the licence expires, else perpetual.
+func (l *Licence) Term() Term {
+	switch {
+	case l.Provider.SubscriptionID != nil:
+		return TermSubscription
+	case l.ExpiresAt != nil:
+		return TermTerm
+	}
+	return TermPerpetual
+}
+
+// CountsInPlan reports whether the licence takes a place in the plan's count
+// of active licences at now: derived active or trial, or a provider
+// subscription licence whose subscription ended less than 30 days ago.
+func (l *Licence) CountsInPlan(now time.Time) bool {
+	if s := l.DerivedState(now); s == StateActive || s == StateTrial {
+		return true
+	}
+	return l.SubscriptionEndedAt != nil && now.Sub(*l.SubscriptionEndedAt) < SubscriptionGrace
+}
+
+// SubscriptionGrace is how long a subscription licence keeps its place in
+// the plan's count after its subscription ends.
+const SubscriptionGrace = 30 * 24 * time.Hour
+
+// MachinesAllowed is how many machines may hold a live seat: limit_count for
+// a machines licence, limit_count × machines_per_seat for a seats licence.
+// Both are at most 2^32-1 and 1000, so the product fits in 64 bits.
+func (l *Licence) MachinesAllowed(machinesPerSeat int64) int64 {
+	if l.LimitKind == LimitMachines {
+		return l.LimitCount
+	}
+	return l.LimitCount * machinesPerSeat
+}
+
+// Licence field limits.
+const (
+	MaxLimitCount  = 4294967295
+	MaxReason      = 500
+	MaxExternalRef = 200
+	// ReservedReasonPrefix marks reasons written by payment providers; an
+	// administration caller may not use it.
+	ReservedReasonPrefix = "provider:"
+	// AnonymisedDomain replaces an anonymised licence's email domain.
+	AnonymisedDomain = "anonymised.invalid"
+)
+
+// CheckExternalRef returns why ref is not an external reference, or "": 1 to
+// 200 bytes of printable ASCII (0x20 to 0x7E), kept exactly as sent.
+func CheckExternalRef(ref string) string {
+	if len(ref) < 1 || len(ref) > MaxExternalRef {
+		return "must be 1 to 200 printable ASCII characters"
+	}
+	for i := range len(ref) {
+		if ref[i] < 0x20 || ref[i] > 0x7e {
+			return "must be 1 to 200 printable ASCII characters"
+		}
+	}
+	return ""
+}
+
+// CheckReason returns why a status-change reason is not acceptable, or "".
+func CheckReason(reason string) string {
+	if n := len([]rune(reason)); n < 1 || n > MaxReason {
+		return "must be 1 to 500 characters"
+	}
+	if strings.HasPrefix(reason, ReservedReasonPrefix) {
+		return "must not start with the reserved prefix provider:"
+	}
+	return ""
+}
+
+// Activation is a machine's seat on a licence.
+type Activation struct {
+	ID            string
+	OrgID         string
+	LicenceID     string
+	MachineID     string
+	Label         string
+	OS            string
+	AppVersion    string
+	ActivatedAt   time.Time
+	LastSeenAt    time.Time
+	DeactivatedAt *time.Time
+}
+
+// IsLive reports whether the activation holds a seat.
+func (a *Activation) IsLive() bool { return a.DeactivatedAt == nil }

@@ -1,0 +1,235 @@
+package store
+
+import (
+	"hash/fnv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/licentia/licentia/internal/licentia"
+)
+
+// LicenceFilter selects licences for GET /v1/admin/licences. At least one of
+// Email, Q and ExternalRef is set (the route refuses otherwise), so every
+// find starts from an index on the organization and one of them.
+type LicenceFilter struct {
+	// Email matches the whole address, case-insensitively.
+	Email *string
+	// Q matches an email prefix (case-insensitively), an exact id or an
+	// exact external reference. QLicenceID is set instead when Q is a whole
+	// licence key: it then matches that licence only.
+	Q          *string
+	QLicenceID *string
+	ProductID  *string
+	// ExternalRef matches exactly, within ProductID.
+	ExternalRef *string
+	State       *licentia.State
+	Status      *licentia.Status
+	Term        *licentia.Term
+	Source      *licentia.Source
+	Limit       int
+}
+
+// LicenceCounts are the numbers of GET /v1/admin/licences/counts.
+type LicenceCounts struct {
+	All, Active, Trial, Expired, Revoked int64
+	Perpetual, Term, Subscription        int64
+	Admin, Provider                      int64
+	LiveMachines                         int64
+	IssuedSince, RevokedSince            int64
+}
+
+// Licence counts are read from licence_stats, a table of counters kept in
+// the same transaction as every licence and activation change, so neither
+// plan checks nor counts scan an organization's licences. A licence counts
+// in the row of its StatsKey; the only part of the key that moves with time
+// is Lapsed, which the sweeper (SweepLicences) advances: a licence is lapsed
+// once its expires_at is at or before the sweep watermark. Reads correct for
+// licences expiring between the watermark and now, found through an index.
+
+// StatsShards spreads an organization's counters over a few rows, so that
+// concurrent activations on PostgreSQL do not all wait for one row lock.
+const StatsShards = 4
+
+// StatsKey is the licence_stats row a licence counts in.
+type StatsKey struct {
+	ProductID string
+	Status    licentia.Status
+	Source    licentia.Source
+	Term      licentia.Term
+	Trial     bool
+	Lapsed    bool
+	Shard     int
+}
+
+// KeyOf is the row licence l counts in, for sweep watermark w. Only a
+// stored-active licence is ever lapsed: the sweeper moves no other, so the
+// row of a revoked or expired licence must not depend on w, or a change made
+// after a sweep would take it off a row it was never counted in.
+func KeyOf(l *licentia.Licence, w time.Time) StatsKey {
+	h := fnv.New32a()
+	h.Write([]byte(l.ID))
+	return StatsKey{
+		ProductID: l.ProductID,
+		Status:    l.Status,
+		Source:    l.Source,
+		Term:      l.Term(),
+		Trial:     l.TrialEndsAt != nil,
+		Lapsed:    l.Status == licentia.StatusActive && l.ExpiresAt != nil && !l.ExpiresAt.After(w),
+		Shard:     int(h.Sum32() % StatsShards),
+	}
+}
+
+// StatsGroup is one aggregated line of licence_stats.
+type StatsGroup struct {
+	Status licentia.Status
+	Source licentia.Source
+	Term   licentia.Term
+	Trial  bool
+	Lapsed bool
+	N      int64
+	Live   int64
+}
+
+// Tally computes the counts from the aggregated counters and the stored-active
+// licences expiring between the watermark w and now (either way round), whose
+// counter rows were chosen with w but whose state is judged at now.
+func Tally(groups []StatsGroup, window []licentia.Licence, w, now time.Time) LicenceCounts {
+	var c LicenceCounts
+	for _, g := range groups {
+		c.All += g.N
+		switch g.Term {
+		case licentia.TermPerpetual:
+			c.Perpetual += g.N
+		case licentia.TermTerm:
+			c.Term += g.N
+		case licentia.TermSubscription:
+			c.Subscription += g.N
+		}
+		if g.Source == licentia.SourceProvider {
+			c.Provider += g.N
+		} else {
+			c.Admin += g.N
+		}
+		switch {
+		case g.Status == licentia.StatusRevoked:
+			c.Revoked += g.N
+		case g.Status == licentia.StatusExpired || g.Lapsed:
+			c.Expired += g.N
+		case g.Trial:
+			c.Trial += g.N
+			c.LiveMachines += g.Live
+		default:
+			c.Active += g.N
+			c.LiveMachines += g.Live
+		}
+	}
+	for i := range window {
+		l := &window[i]
+		counted := stateAsCounted(l, w)
+		actual := l.DerivedState(now)
+		if counted == actual {
+			continue
+		}
+		add(&c, counted, -1, -l.LiveActivations)
+		add(&c, actual, 1, l.LiveActivations)
+	}
+	return c
+}
+
+// stateAsCounted is the state a stored-active licence was counted in under
+// watermark w.
+func stateAsCounted(l *licentia.Licence, w time.Time) licentia.State {
+	switch {
+	case l.ExpiresAt != nil && !l.ExpiresAt.After(w):
+		return licentia.StateExpired
+	case l.TrialEndsAt != nil:
+		return licentia.StateTrial
+	}
+	return licentia.StateActive
+}
+
+func add(c *LicenceCounts, s licentia.State, n, live int64) {
+	switch s {
+	case licentia.StateExpired:
+		c.Expired += n
+	case licentia.StateTrial:
+		c.Trial += n
+		c.LiveMachines += live
+	case licentia.StateActive:
+		c.Active += n
+		c.LiveMachines += live
+	}
+}
+
+// Window returns the bounds of the expiry window Tally corrects for.
+func Window(w, now time.Time) (lo, hi time.Time) {
+	if w.After(now) {
+		return now, w
+	}
+	return w, now
+}
+
+// StateSQL returns a boolean SQL expression true when a row of licences is
+// in derived state s at the time bound to the placeholder now. It mirrors
+// licentia.Licence.DerivedState; a test holds both to the same answers.
+func StateSQL(s licentia.State, now string) string {
+	switch s {
+	case licentia.StateRevoked:
+		return `status = 'revoked'`
+	case licentia.StateExpired:
+		return `(status = 'expired' OR (status = 'active' AND expires_at IS NOT NULL AND expires_at <= ` + now + `))`
+	case licentia.StateTrial:
+		return `(status = 'active' AND (expires_at IS NULL OR expires_at > ` + now + `) AND trial_ends_at IS NOT NULL AND trial_ends_at > ` + now + `)`
+	}
+	return `(status = 'active' AND (expires_at IS NULL OR expires_at > ` + now + `) AND (trial_ends_at IS NULL OR trial_ends_at <= ` + now + `))`
+}
+
+// TermSQL returns a boolean SQL expression true when a row has term t.
+func TermSQL(t licentia.Term) string {
+	switch t {
+	case licentia.TermSubscription:
+		return `provider_subscription_id IS NOT NULL`
+	case licentia.TermTerm:
+		return `(provider_subscription_id IS NULL AND expires_at IS NOT NULL)`
+	}
+	return `(provider_subscription_id IS NULL AND expires_at IS NULL)`
+}
+
+// EmailPrefixBound returns the exclusive upper bound of the lower-cased
+// email range that starts with prefix, for an index range scan that compares
+// bytes; "" when there is none. For valid UTF-8 the bound is the prefix with
+// its last character raised to the next one: UTF-8 orders bytes as it orders
+// code points and no character's encoding begins another's, so every string
+// starting with prefix sorts below it and no other valid string does, and
+// the bound is itself valid UTF-8, which PostgreSQL requires of text (raising
+// the last byte of "ÿ", C3 BF, would give C3 C0). Other prefixes have their
+// last byte below 0xFF raised.
+func EmailPrefixBound(prefix string) string {
+	if !utf8.ValidString(prefix) {
+		return bytePrefixBound(prefix)
+	}
+	rs := []rune(prefix)
+	for i := len(rs) - 1; i >= 0; i-- {
+		switch next := rs[i] + 1; {
+		case next == 0xD800: // surrogates are not characters
+			rs[i] = 0xE000
+		case next <= utf8.MaxRune:
+			rs[i] = next
+		default:
+			continue
+		}
+		return string(rs[:i+1])
+	}
+	return ""
+}
+
+func bytePrefixBound(prefix string) string {
+	b := []byte(prefix)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] < 0xff {
+			b[i]++
+			return string(b[:i+1])
+		}
+	}
+	return ""
+}

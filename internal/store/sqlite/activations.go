@@ -1,0 +1,144 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+)
+
+const activationColumns = `id, org_id, licence_id, machine_id, label, os, app_version, activated_at, last_seen_at, deactivated_at`
+
+func scanActivation(row interface{ Scan(...any) error }) (*licentia.Activation, error) {
+	var a licentia.Activation
+	var activated, seen int64
+	var deactivated *int64
+	err := row.Scan(&a.ID, &a.OrgID, &a.LicenceID, &a.MachineID, &a.Label, &a.OS, &a.AppVersion, &activated, &seen, &deactivated)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, store.NotFound(licentia.CodeNotFound, "Activation")
+		}
+		return nil, err
+	}
+	a.ActivatedAt, a.LastSeenAt, a.DeactivatedAt = store.FromMillis(activated), store.FromMillis(seen), store.FromMillisPtr(deactivated)
+	return &a, nil
+}
+
+func (r reader) Activation(ctx context.Context, orgID, id string) (*licentia.Activation, error) {
+	a, err := scanActivation(r.q.QueryRowContext(ctx, `SELECT `+activationColumns+` FROM activations WHERE org_id = ? AND id = ?`, orgID, id))
+	if err != nil {
+		return nil, fmt.Errorf("read activation: %w", err)
+	}
+	return a, nil
+}
+
+func (r reader) Activations(ctx context.Context, orgID, licenceID string) ([]licentia.Activation, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT `+activationColumns+` FROM activations WHERE org_id = ? AND licence_id = ?
+		ORDER BY deactivated_at IS NOT NULL, activated_at, id`, orgID, licenceID)
+	if err != nil {
+		return nil, fmt.Errorf("list activations: %w", err)
+	}
+	defer rows.Close()
+	var out []licentia.Activation
+	for rows.Next() {
+		a, err := scanActivation(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list activations: %w", err)
+		}
+		out = append(out, *a)
+	}
+	return out, rows.Err()
+}
+
+// liveDelta changes a licence's live activations and its counters.
+func (t *tx) liveDelta(ctx context.Context, orgID, licenceID string, d int64) error {
+	before, err := t.Licence(ctx, orgID, licenceID)
+	if err != nil {
+		return err
+	}
+	after := *before
+	after.LiveActivations += d
+	if _, err := t.tx.ExecContext(ctx, `UPDATE licences SET live_activations = ? WHERE id = ?`, after.LiveActivations, licenceID); err != nil {
+		return fmt.Errorf("count live activations: %w", err)
+	}
+	w, err := t.watermark(ctx)
+	if err != nil {
+		return err
+	}
+	return t.bump(ctx, orgID, store.KeyOf(before, w), 0, d)
+}
+
+func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO activations (`+activationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.OrgID, a.LicenceID, a.MachineID, a.Label, a.OS, a.AppVersion,
+		store.Millis(a.ActivatedAt), store.Millis(a.LastSeenAt), store.MillisPtr(a.DeactivatedAt))
+	if isUnique(err) {
+		return licentia.Errorf(licentia.CodeConflict, "This machine already holds a live seat on the licence.")
+	}
+	if err != nil {
+		return fmt.Errorf("create activation: %w", err)
+	}
+	if a.DeactivatedAt != nil {
+		return nil
+	}
+	return t.liveDelta(ctx, a.OrgID, a.LicenceID, 1)
+}
+
+func (t *tx) DeactivateActivation(ctx context.Context, orgID, id string, at time.Time) (*licentia.Activation, bool, error) {
+	res, err := t.tx.ExecContext(ctx, `UPDATE activations SET deactivated_at = ? WHERE org_id = ? AND id = ? AND deactivated_at IS NULL`,
+		store.Millis(at), orgID, id)
+	if err != nil {
+		return nil, false, fmt.Errorf("deactivate activation: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	a, err := t.Activation(ctx, orgID, id)
+	if err != nil {
+		return nil, false, err
+	}
+	if n == 0 {
+		return a, false, nil
+	}
+	return a, true, t.liveDelta(ctx, orgID, a.LicenceID, -1)
+}
+
+func (t *tx) AnonymiseActivations(ctx context.Context, orgID, licenceID string, at time.Time) error {
+	var live int64
+	err := t.tx.QueryRowContext(ctx, `SELECT count(*) FROM activations WHERE org_id = ? AND licence_id = ? AND deactivated_at IS NULL`,
+		orgID, licenceID).Scan(&live)
+	if err != nil {
+		return fmt.Errorf("anonymise activations: %w", err)
+	}
+	_, err = t.tx.ExecContext(ctx, `UPDATE activations SET machine_id = 'anonymised-' || id, label = 'anonymised',
+		os = 'anonymised', app_version = 'anonymised', deactivated_at = coalesce(deactivated_at, ?)
+		WHERE org_id = ? AND licence_id = ?`, store.Millis(at), orgID, licenceID)
+	if err != nil {
+		return fmt.Errorf("anonymise activations: %w", err)
+	}
+	return t.liveDelta(ctx, orgID, licenceID, -live)
+}
+
+func (r reader) LiveActivation(ctx context.Context, orgID, licenceID, machineID string) (*licentia.Activation, error) {
+	a, err := scanActivation(r.q.QueryRowContext(ctx, `SELECT `+activationColumns+` FROM activations
+		WHERE org_id = ? AND licence_id = ? AND machine_id = ? AND deactivated_at IS NULL`, orgID, licenceID, machineID))
+	if err != nil {
+		return nil, fmt.Errorf("read live activation: %w", err)
+	}
+	return a, nil
+}
+
+func (t *tx) TouchActivation(ctx context.Context, a *licentia.Activation) error {
+	res, err := t.tx.ExecContext(ctx, `UPDATE activations SET last_seen_at = ?, label = ?, os = ?, app_version = ?
+		WHERE org_id = ? AND id = ? AND deactivated_at IS NULL`,
+		store.Millis(a.LastSeenAt), a.Label, a.OS, a.AppVersion, a.OrgID, a.ID)
+	if err != nil {
+		return fmt.Errorf("touch activation: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return store.NotFound(licentia.CodeNotFound, "Activation")
+	}
+	return nil
+}

@@ -1,0 +1,223 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+)
+
+const licenceColumns = `id, org_id, product_id, email, issued_at, expires_at, limit_kind, limit_count, major,
+	status, status_reason, status_changed_at, trial_ends_at, source, integration_id, external_ref,
+	provider_order_id, provider_subscription_id, provider_customer_id, provider_checkout_id,
+	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations`
+
+func scanLicence(row interface{ Scan(...any) error }) (*licentia.Licence, error) {
+	var l licentia.Licence
+	var issued, created, updated int64
+	var expires, changed, trial, subEnded, anonymised *int64
+	err := row.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.Email, &issued, &expires, &l.LimitKind, &l.LimitCount, &l.Major,
+		&l.Status, &l.StatusReason, &changed, &trial, &l.Source, &l.IntegrationID, &l.ExternalRef,
+		&l.Provider.OrderID, &l.Provider.SubscriptionID, &l.Provider.CustomerID, &l.Provider.CheckoutID,
+		&subEnded, &anonymised, &created, &updated, &l.LiveActivations)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, store.NotFound(licentia.CodeLicenceNotFound, "Licence")
+		}
+		return nil, err
+	}
+	l.IssuedAt, l.CreatedAt, l.UpdatedAt = store.FromMillis(issued), store.FromMillis(created), store.FromMillis(updated)
+	l.ExpiresAt, l.StatusChangedAt, l.TrialEndsAt = store.FromMillisPtr(expires), store.FromMillisPtr(changed), store.FromMillisPtr(trial)
+	l.SubscriptionEndedAt, l.AnonymisedAt = store.FromMillisPtr(subEnded), store.FromMillisPtr(anonymised)
+	return &l, nil
+}
+
+func (r reader) queryLicences(ctx context.Context, query string, args ...any) ([]licentia.Licence, error) {
+	rows, err := r.q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []licentia.Licence
+	for rows.Next() {
+		l, err := scanLicence(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *l)
+	}
+	return out, rows.Err()
+}
+
+func (r reader) Licence(ctx context.Context, orgID, id string) (*licentia.Licence, error) {
+	l, err := scanLicence(r.q.QueryRowContext(ctx, `SELECT `+licenceColumns+` FROM licences WHERE org_id = ? AND id = ?`, orgID, id))
+	if err != nil {
+		return nil, fmt.Errorf("read licence: %w", err)
+	}
+	return l, nil
+}
+
+func (r reader) LicenceIDTaken(ctx context.Context, id string) (bool, error) {
+	var n int
+	if err := r.q.QueryRowContext(ctx, `SELECT count(*) FROM licences WHERE id = ?`, id).Scan(&n); err != nil {
+		return false, fmt.Errorf("check licence id: %w", err)
+	}
+	return n > 0, nil
+}
+
+func (r reader) LicenceByExternalRef(ctx context.Context, orgID, productID, ref string) (*licentia.Licence, error) {
+	l, err := scanLicence(r.q.QueryRowContext(ctx, `SELECT `+licenceColumns+` FROM licences
+		WHERE org_id = ? AND product_id = ? AND external_ref = ?`, orgID, productID, ref))
+	if err != nil {
+		return nil, fmt.Errorf("read licence by external ref: %w", err)
+	}
+	return l, nil
+}
+
+// FindLicences builds one query of named parameters. A q search is a union
+// of three index look-ups (email prefix, id, external reference).
+func (r reader) FindLicences(ctx context.Context, orgID string, f store.LicenceFilter, now time.Time) ([]licentia.Licence, error) {
+	conds := []string{"org_id = :org"}
+	args := []any{sql.Named("org", orgID), sql.Named("now", store.Millis(now)), sql.Named("limit", f.Limit)}
+	if f.Email != nil {
+		conds = append(conds, "email_search = :email")
+		args = append(args, sql.Named("email", strings.ToLower(*f.Email)))
+	}
+	if f.QLicenceID != nil {
+		conds = append(conds, "id = :qid")
+		args = append(args, sql.Named("qid", *f.QLicenceID))
+	} else if f.Q != nil {
+		q := strings.ToLower(*f.Q)
+		prefix := "email_search >= :qlow"
+		if hi := store.EmailPrefixBound(q); hi != "" {
+			prefix += " AND email_search < :qhigh"
+			args = append(args, sql.Named("qhigh", hi))
+		}
+		conds = append(conds, `id IN (
+			SELECT id FROM licences WHERE org_id = :org AND `+prefix+`
+			UNION ALL SELECT id FROM licences WHERE org_id = :org AND id = :qid
+			UNION ALL SELECT id FROM licences WHERE org_id = :org AND external_ref = :qref)`)
+		args = append(args, sql.Named("qlow", q), sql.Named("qid", *f.Q), sql.Named("qref", *f.Q))
+	}
+	if f.ProductID != nil {
+		conds = append(conds, "product_id = :product")
+		args = append(args, sql.Named("product", *f.ProductID))
+	}
+	if f.ExternalRef != nil {
+		conds = append(conds, "external_ref = :ref")
+		args = append(args, sql.Named("ref", *f.ExternalRef))
+	}
+	if f.State != nil {
+		conds = append(conds, store.StateSQL(*f.State, ":now"))
+	}
+	if f.Status != nil {
+		conds = append(conds, "status = :status")
+		args = append(args, sql.Named("status", string(*f.Status)))
+	}
+	if f.Term != nil {
+		conds = append(conds, store.TermSQL(*f.Term))
+	}
+	if f.Source != nil {
+		conds = append(conds, "source = :source")
+		args = append(args, sql.Named("source", string(*f.Source)))
+	}
+	query := `SELECT ` + licenceColumns + ` FROM licences WHERE ` + strings.Join(conds, " AND ") +
+		` ORDER BY issued_at DESC, id DESC LIMIT :limit`
+	ls, err := r.queryLicences(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("find licences: %w", err)
+	}
+	return ls, nil
+}
+
+// LockLicence reads the licence: SQLite's one writer already holds every
+// transaction apart.
+func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licence, error) {
+	return t.Licence(ctx, orgID, id)
+}
+
+func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		l.ID, l.OrgID, l.ProductID, l.Email, store.Millis(l.IssuedAt), store.MillisPtr(l.ExpiresAt), l.LimitKind, l.LimitCount, l.Major,
+		l.Status, l.StatusReason, store.MillisPtr(l.StatusChangedAt), store.MillisPtr(l.TrialEndsAt), l.Source, l.IntegrationID, l.ExternalRef,
+		l.Provider.OrderID, l.Provider.SubscriptionID, l.Provider.CustomerID, l.Provider.CheckoutID,
+		store.MillisPtr(l.SubscriptionEndedAt), store.MillisPtr(l.AnonymisedAt), store.Millis(l.CreatedAt), store.Millis(l.UpdatedAt),
+		l.LiveActivations, strings.ToLower(l.Email))
+	if isUnique(err) {
+		return licentia.Errorf(licentia.CodeConflict, "The licence id or external reference is taken.")
+	}
+	if err != nil {
+		return fmt.Errorf("create licence: %w", err)
+	}
+	w, err := t.watermark(ctx)
+	if err != nil {
+		return err
+	}
+	return t.bump(ctx, l.OrgID, store.KeyOf(l, w), 1, l.LiveActivations)
+}
+
+func (t *tx) UpdateLicence(ctx context.Context, before, after *licentia.Licence) error {
+	_, err := t.tx.ExecContext(ctx, `UPDATE licences SET email = ?, email_search = ?, expires_at = ?, status = ?,
+		status_reason = ?, status_changed_at = ?, trial_ends_at = ?, external_ref = ?,
+		provider_order_id = ?, provider_subscription_id = ?, provider_customer_id = ?, provider_checkout_id = ?,
+		subscription_ended_at = ?, anonymised_at = ?, updated_at = ?, live_activations = ?
+		WHERE org_id = ? AND id = ?`,
+		after.Email, strings.ToLower(after.Email), store.MillisPtr(after.ExpiresAt), after.Status,
+		after.StatusReason, store.MillisPtr(after.StatusChangedAt), store.MillisPtr(after.TrialEndsAt), after.ExternalRef,
+		after.Provider.OrderID, after.Provider.SubscriptionID, after.Provider.CustomerID, after.Provider.CheckoutID,
+		store.MillisPtr(after.SubscriptionEndedAt), store.MillisPtr(after.AnonymisedAt), store.Millis(after.UpdatedAt),
+		after.LiveActivations, after.OrgID, after.ID)
+	if err != nil {
+		return fmt.Errorf("update licence: %w", err)
+	}
+	w, err := t.watermark(ctx)
+	if err != nil {
+		return err
+	}
+	return t.move(ctx, before.OrgID, store.KeyOf(before, w), before.LiveActivations, store.KeyOf(after, w), after.LiveActivations)
+}
+
+func (r reader) LicenceAudit(ctx context.Context, orgID, licenceID string) ([]licentia.AuditEntry, error) {
+	return r.audit(ctx, `WHERE org_id = ? AND licence_id = ?`, orgID, licenceID)
+}
+
+func (t *tx) RewriteLicenceAudit(ctx context.Context, orgID, licenceID string, fn func([]byte) []byte) error {
+	entries, err := t.LicenceAudit(ctx, orgID, licenceID)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if _, err := t.tx.ExecContext(ctx, `UPDATE audit_log SET data = ? WHERE id = ?`, string(fn(e.Data)), e.ID); err != nil {
+			return fmt.Errorf("rewrite audit: %w", err)
+		}
+	}
+	return nil
+}
+
+// watermark reads the sweep watermark (the epoch before any sweep).
+func (r reader) watermark(ctx context.Context) (time.Time, error) {
+	v, err := r.Setting(ctx, store.SettingSweepWatermark)
+	if err != nil || v == "" {
+		return time.UnixMilli(0).UTC(), err
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read sweep watermark %q: %w", v, err)
+	}
+	return store.FromMillis(ms), nil
+}
+
+func (r reader) LicenceByID(ctx context.Context, id string) (*licentia.Licence, error) {
+	l, err := scanLicence(r.q.QueryRowContext(ctx, `SELECT `+licenceColumns+` FROM licences WHERE id = ?`, id))
+	if err != nil {
+		return nil, fmt.Errorf("read licence: %w", err)
+	}
+	return l, nil
+}
