@@ -106,7 +106,7 @@ type subject struct {
 // key, 404 licence_not_found, and (when sign is set) 503
 // product_unavailable.
 func (s *Service) resolve(ctx context.Context, key string, sign bool) (*subject, error) {
-	p, licenceID, err := s.cat.VerifyLicenceKey(key)
+	p, licenceID, err := s.cat.VerifyLicenceKey(ctx, key)
 	if err != nil {
 		return nil, err
 	}

@@ -122,7 +122,7 @@ func (s *Service) CreateProduct(ctx context.Context, actor licentia.Actor, orgID
 		if err := s.checkProductRoom(ctx, tx, orgID, now); err != nil {
 			return err
 		}
-		master, err := s.keys.Master()
+		master, err := s.sealingKey(ctx, tx)
 		if err != nil {
 			return err
 		}
@@ -291,7 +291,7 @@ func (s *Service) RotateSigningKey(ctx context.Context, actor licentia.Actor, or
 		if p, err = tx.Product(ctx, orgID, id); err != nil {
 			return err
 		}
-		master, err := s.keys.Master()
+		master, err := s.sealingKey(ctx, tx)
 		if err != nil {
 			return err
 		}
@@ -380,4 +380,14 @@ func required(is *licentia.Issues, path string, v *string, rule func(string) str
 	if msg := rule(*v); msg != "" {
 		is.Add(path, "%s", msg)
 	}
+}
+
+// sealingKey returns the master key to seal new signing keys under: the one
+// the database records, so a process follows a master-key rotation.
+func (s *Service) sealingKey(ctx context.Context, tx store.Tx) (*signing.MasterKey, error) {
+	recorded, err := tx.Setting(ctx, store.SettingMasterKeyFingerprint)
+	if err != nil {
+		return nil, err
+	}
+	return s.keys.SealingKey(recorded)
 }

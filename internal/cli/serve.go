@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/clock"
@@ -54,16 +55,19 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 		return nil, err
 	}
 	clk := clock.System{}
-	keys := signing.NewKeyring(master)
+	keys := signing.NewKeyringFile(master, masterKeyPath(cfg))
 	svc := admin.New(st, clk, plans, keys, log)
-	cat := signing.NewCatalogue(st, log)
+	cat := signing.NewCatalogue(st, clk, log)
 	if err := cat.Refresh(ctx); err != nil {
 		st.Close()
 		return nil, err
 	}
 	srv := httpapi.New(httpapi.Options{
-		Store:          st,
-		Admin:          svc,
+		Store: st,
+		Admin: svc,
+		Activation: activation.New(activation.Options{
+			Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
+		}),
 		Auth:           auth.NewAuthenticator(st, clk),
 		Limiter:        ratelimit.NewMemory(clk),
 		Clock:          clk,

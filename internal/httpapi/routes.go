@@ -27,6 +27,10 @@ func (s *Server) routes() {
 	s.handle("POST /v1/admin/licences/{id}/anonymise", licentia.ScopeLicencesAnonymise, s.anonymiseLicence)
 	s.handle("POST /v1/admin/activations/{id}/deactivate", licentia.ScopeLicencesWrite, s.deactivateActivation)
 
+	s.public("POST /v1/activations", s.activate)
+	s.public("POST /v1/activations/status", s.activationStatus)
+	s.public("POST /v1/activations/deactivate", s.deactivate)
+
 	s.handle("GET /v1/admin/organization", licentia.ScopeOrganizationRead, s.getOrganization)
 	s.handle("GET /v1/admin/members", licentia.ScopeMembersRead, s.listMembers)
 	s.handle("GET /v1/admin/invitations", licentia.ScopeMembersRead, s.listInvitations)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/sdk"
@@ -24,21 +25,30 @@ const RefreshInterval = 10 * time.Second
 // RefreshInterval.
 type Catalogue struct {
 	store store.Reader
+	clock clock.Clock
 	log   *slog.Logger
 
 	mu       sync.RWMutex
 	verifier *sdk.Verifier
 	products map[string]*licentia.Product
+	loaded   time.Time
 }
 
+// missRefresh is how often a key that fails verification may reload the
+// catalogue early: a product created or rotated on another process a moment
+// ago is found at once, and a stream of bad keys costs at most one load a
+// second.
+const missRefresh = time.Second
+
 // NewCatalogue returns an empty catalogue; call Refresh before use.
-func NewCatalogue(st store.Reader, log *slog.Logger) *Catalogue {
+func NewCatalogue(st store.Reader, clk clock.Clock, log *slog.Logger) *Catalogue {
 	v, _ := sdk.NewVerifier()
-	return &Catalogue{store: st, log: log, verifier: v, products: map[string]*licentia.Product{}}
+	return &Catalogue{store: st, clock: clk, log: log, verifier: v, products: map[string]*licentia.Product{}}
 }
 
 // Refresh reloads every product from the store.
 func (c *Catalogue) Refresh(ctx context.Context) error {
+	started := c.clock.Now()
 	ps, err := c.store.AllProducts(ctx)
 	if err != nil {
 		return fmt.Errorf("refresh catalogue: %w", err)
@@ -55,7 +65,7 @@ func (c *Catalogue) Refresh(ctx context.Context) error {
 		return fmt.Errorf("refresh catalogue: %w", err)
 	}
 	c.mu.Lock()
-	c.verifier, c.products = v, byID
+	c.verifier, c.products, c.loaded = v, byID, started
 	c.mu.Unlock()
 	return nil
 }
@@ -88,8 +98,28 @@ func VerifierProduct(p *licentia.Product) sdk.Product {
 }
 
 // VerifyLicenceKey checks a licence key and returns its product and licence
-// id, or the contract's licence_key_invalid or licence_wrong_product.
-func (c *Catalogue) VerifyLicenceKey(key string) (*licentia.Product, string, error) {
+// id, or the contract's licence_key_invalid or licence_wrong_product. A key
+// that does not verify reloads the catalogue first when the last load is
+// more than missRefresh old.
+func (c *Catalogue) VerifyLicenceKey(ctx context.Context, key string) (*licentia.Product, string, error) {
+	p, id, err := c.verify(key)
+	if err == nil {
+		return p, id, nil
+	}
+	c.mu.RLock()
+	stale := c.clock.Now().Sub(c.loaded) >= missRefresh
+	c.mu.RUnlock()
+	if !stale {
+		return nil, "", err
+	}
+	if rerr := c.Refresh(ctx); rerr != nil {
+		c.log.Warn("catalogue refresh failed", "error", rerr.Error())
+		return nil, "", err
+	}
+	return c.verify(key)
+}
+
+func (c *Catalogue) verify(key string) (*licentia.Product, string, error) {
 	c.mu.RLock()
 	v, products := c.verifier, c.products
 	c.mu.RUnlock()

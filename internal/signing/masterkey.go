@@ -23,7 +23,7 @@ import (
 const MasterKeySize = 32
 
 // MasterKey encrypts every secret at rest. It is never printed or logged:
-// String and LogValue say REDACTED.
+// String, GoString and LogValue say REDACTED.
 type MasterKey struct {
 	_           [0]func() // not comparable
 	aead        cipher.AEAD
@@ -32,6 +32,9 @@ type MasterKey struct {
 
 // String returns REDACTED.
 func (*MasterKey) String() string { return "REDACTED" }
+
+// GoString returns REDACTED, so %#v does not print the cipher's fields.
+func (*MasterKey) GoString() string { return "REDACTED" }
 
 // LogValue keeps the key out of structured logs.
 func (*MasterKey) LogValue() slog.Value { return slog.StringValue("REDACTED") }
@@ -77,7 +80,11 @@ func LoadMasterKey(path string) (*MasterKey, error) {
 }
 
 // GenerateMasterKeyFile writes 32 random bytes to path with mode 0600,
-// refusing to overwrite an existing file.
+// refusing to overwrite an existing file (the error wraps fs.ErrExist). The
+// file is synced before it returns, because the caller records the key's
+// fingerprint in the database next and a key lost to a crash would lock
+// every secret sealed under it. A failed write removes the file, so a short
+// key is never left behind to block the next attempt.
 func GenerateMasterKeyFile(path string) (*MasterKey, error) {
 	raw := make([]byte, MasterKeySize)
 	rand.Read(raw)
@@ -87,15 +94,16 @@ func GenerateMasterKeyFile(path string) (*MasterKey, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("generate master key: %s already exists", path)
+			return nil, fmt.Errorf("generate master key: %s already exists: %w", path, fs.ErrExist)
 		}
 		return nil, fmt.Errorf("generate master key: %w", err)
 	}
-	if _, err := f.Write(raw); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("generate master key: %w", err)
+	_, err = f.Write(raw)
+	if err == nil {
+		err = f.Sync()
 	}
-	if err := f.Close(); err != nil {
+	if err = errors.Join(err, f.Close()); err != nil {
+		os.Remove(path)
 		return nil, fmt.Errorf("generate master key: %w", err)
 	}
 	return NewMasterKey(raw)
