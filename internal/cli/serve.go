@@ -62,6 +62,11 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 		st.Close()
 		return nil, err
 	}
+	limiter, ready, err := newLimiter(cfg, clk, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	srv := httpapi.New(httpapi.Options{
 		Store: st,
 		Admin: svc,
@@ -69,7 +74,8 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 			Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
 		}),
 		Auth:           auth.NewAuthenticator(st, clk),
-		Limiter:        ratelimit.NewMemory(clk),
+		Limiter:        limiter,
+		Ready:          ready,
 		Clock:          clk,
 		Logger:         log,
 		TrustedProxies: cfg.TrustedProxies,
@@ -132,4 +138,25 @@ func serveCommand(ctx context.Context, args []string, env Env) error {
 	}
 	defer app.Close()
 	return app.Run(ctx)
+}
+
+// newLimiter returns the in-memory limiter, or with LICENTIA_REDIS_URL the
+// Redis limiter shared by every process, falling back to counting in memory
+// while Redis is unreachable; ready then reports whether Redis answers.
+func newLimiter(cfg config.Config, clk clock.Clock, log *slog.Logger) (ratelimit.Limiter, func() error, error) {
+	local := ratelimit.NewMemory(clk)
+	if cfg.RedisURL == "" {
+		return local, nil, nil
+	}
+	r, err := ratelimit.NewRedis(ratelimit.RedisOptions{URL: cfg.RedisURL})
+	if err != nil {
+		return nil, nil, fmt.Errorf("LICENTIA_REDIS_URL: %w", err)
+	}
+	ready := func() error {
+		if err := r.Ping(context.Background()); err != nil {
+			return errors.New("the shared rate limiter (Redis) does not answer; limits are counted per process")
+		}
+		return nil
+	}
+	return ratelimit.NewFallback(r, local, clk, log), ready, nil
 }

@@ -1,0 +1,79 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/licentia/licentia/internal/clock"
+)
+
+// retryShared is how long the fallback waits before trying the shared
+// limiter again after it failed, so an unreachable Redis costs one timeout
+// a second rather than one per request.
+const retryShared = time.Second
+
+// Fallback counts in a shared limiter and, while it is unreachable, in a
+// local one: the service keeps answering and keeps limiting, per process,
+// and Ready reports the outage.
+type Fallback struct {
+	shared, local Limiter
+	clock         clock.Clock
+	log           *slog.Logger
+
+	mu        sync.Mutex
+	down      bool
+	nextTry   time.Time
+	lastError error
+}
+
+var _ Limiter = (*Fallback)(nil)
+
+// NewFallback returns a Limiter counting in shared, or in local while shared
+// fails.
+func NewFallback(shared, local Limiter, clk clock.Clock, log *slog.Logger) *Fallback {
+	return &Fallback{shared: shared, local: local, clock: clk, log: log}
+}
+
+// Allow counts one request.
+func (f *Fallback) Allow(ctx context.Context, rule Rule, key string) (Result, error) {
+	now := f.clock.Now()
+	f.mu.Lock()
+	skip := f.down && now.Before(f.nextTry)
+	f.mu.Unlock()
+	if !skip {
+		res, err := f.shared.Allow(ctx, rule, key)
+		f.record(now, err)
+		if err == nil {
+			return res, nil
+		}
+	}
+	return f.local.Allow(ctx, rule, key)
+}
+
+func (f *Fallback) record(now time.Time, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case err == nil && f.down:
+		f.down, f.lastError = false, nil
+		f.log.Info("shared rate limiter reachable again")
+	case err != nil:
+		if !f.down {
+			f.log.Error("shared rate limiter unreachable; counting per process", "error", err.Error())
+		}
+		f.down, f.nextTry, f.lastError = true, now.Add(retryShared), err
+	}
+}
+
+// Ready returns an error while the shared limiter is unreachable.
+func (f *Fallback) Ready() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return errors.New("the shared rate limiter (Redis) is unreachable; limits are counted per process")
+	}
+	return nil
+}
