@@ -75,6 +75,9 @@ func CheckMachineField(s string) string {
 	if len([]rune(s)) > 200 {
 		return "must be at most 200 characters"
 	}
+	if licentia.HasControl(s) {
+		return "must not contain control characters"
+	}
 	return ""
 }
 

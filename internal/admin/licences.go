@@ -66,7 +66,9 @@ func (in *NewLicence) Validate(now time.Time) licentia.Issues {
 	if in.Major != nil && (*in.Major < 1 || *in.Major > licentia.MaxMajor) {
 		is.Add("/major", "must be an integer from 1 to %d", licentia.MaxMajor)
 	}
-	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
+	// Times are kept to the millisecond: a time less than a millisecond
+	// ahead would be stored at or before now, already expired.
+	if in.ExpiresAt != nil && !in.ExpiresAt.Truncate(time.Millisecond).After(now) {
 		is.Add("/expires_at", "must be in the future")
 	}
 	if in.ExternalRef != nil {
@@ -236,6 +238,11 @@ type FindQuery = store.LicenceFilter
 // signed by a current or previous key of one of the caller's products)
 // matches the licence it names.
 func (s *Service) FindLicences(ctx context.Context, orgID string, f FindQuery) ([]licentia.Licence, error) {
+	if f.Q != nil {
+		if id, ok := licentia.ParseUUID(*f.Q); ok {
+			f.Q = &id
+		}
+	}
 	if f.Q != nil && strings.Contains(*f.Q, string(sdk.KeySeparator)) {
 		id, err := s.licenceIDOfKey(ctx, orgID, *f.Q)
 		if err != nil {
@@ -313,7 +320,8 @@ func (s *Service) SweepLicences(ctx context.Context) (int, error) {
 			return total, fmt.Errorf("sweep licences: %w", err)
 		}
 		total += n
-		if n < sweepBatch {
+		// A sweep that moves nothing has brought the watermark to now.
+		if n == 0 {
 			return total, nil
 		}
 	}

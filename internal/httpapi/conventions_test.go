@@ -194,7 +194,10 @@ func TestWrongMethod(t *testing.T) {
 func TestUnknownQueryParameters(t *testing.T) {
 	e := newTestEnv(t)
 	key := e.key(t, e.org.ID, keyScopes()...)
-	for _, path := range []string{"/v1/admin/organization", "/v1/admin/members", "/v1/admin/invitations", "/v1/admin/integrations"} {
+	for _, path := range []string{
+		"/v1/admin/organization", "/v1/admin/members", "/v1/admin/invitations", "/v1/admin/integrations",
+		"/v1/admin/licences/counts", "/v1/admin/licences/" + someID, "/v1/admin/licences/" + someID + "/audit",
+	} {
 		for _, tt := range []struct {
 			query string
 			want  []string

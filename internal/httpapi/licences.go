@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/events"
@@ -77,7 +78,7 @@ func (s *Server) findLicences(w http.ResponseWriter, r *http.Request) error {
 		max  int
 	}{{"email", &f.Email, 320}, {"q", &f.Q, 2048}, {"external_ref", &f.ExternalRef, licentia.MaxExternalRef}, {"product_id", &f.ProductID, 63}} {
 		if v, ok := q.get(p.name); ok {
-			if v == "" || len(v) > p.max {
+			if n := utf8.RuneCountInString(v); n == 0 || n > p.max {
 				is.Add("query."+p.name, "must be 1 to %d characters", p.max)
 				continue
 			}
@@ -87,6 +88,13 @@ func (s *Server) findLicences(w http.ResponseWriter, r *http.Request) error {
 	if f.ProductID != nil {
 		if msg := licentia.CheckProductID(*f.ProductID); msg != "" {
 			is.Add("query.product_id", "%s", msg)
+		}
+	}
+	// An external reference is printable ASCII: one that is not names no
+	// licence, and is refused like a malformed one on issue.
+	if f.ExternalRef != nil {
+		if msg := licentia.CheckExternalRef(*f.ExternalRef); msg != "" {
+			is.Add("query.external_ref", "%s", msg)
 		}
 	}
 	if _, ok := q.get("external_ref"); ok {

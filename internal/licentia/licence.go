@@ -179,6 +179,9 @@ func CheckReason(reason string) string {
 	if n := len([]rune(reason)); n < 1 || n > MaxReason {
 		return "must be 1 to 500 characters"
 	}
+	if HasControl(reason) {
+		return "must not contain control characters"
+	}
 	if strings.HasPrefix(reason, ReservedReasonPrefix) {
 		return "must not start with the reserved prefix provider:"
 	}
@@ -201,3 +204,9 @@ type Activation struct {
 
 // IsLive reports whether the activation holds a seat.
 func (a *Activation) IsLive() bool { return a.DeactivatedAt == nil }
+
+// HasControl reports whether s holds a control character (NUL included),
+// which no free-text field accepts.
+func HasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) })
+}

@@ -51,8 +51,8 @@ var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 // ValidateOrganization checks the fields of a new organization.
 func ValidateOrganization(name, slug string, plan PlanID, plans Plans, ownerEmail string) error {
 	var is Issues
-	if n := len([]rune(name)); n < 1 || n > 200 {
-		is.Add("name", "must be 1 to 200 characters")
+	if msg := CheckName(name); msg != "" {
+		is.Add("name", "%s", msg)
 	}
 	if !slugRE.MatchString(slug) {
 		is.Add("slug", "must be 1 to 63 lowercase letters, digits and hyphens, not starting with a hyphen")

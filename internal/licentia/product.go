@@ -114,6 +114,9 @@ func CheckName(name string) string {
 	if n := len([]rune(name)); n < 1 || n > 200 {
 		return "must be 1 to 200 characters"
 	}
+	if HasControl(name) {
+		return "must not contain control characters"
+	}
 	return ""
 }
 

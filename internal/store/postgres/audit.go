@@ -37,8 +37,20 @@ func (r reader) OrganizationAudit(ctx context.Context, orgID string) ([]licentia
 	if !isID(orgID) {
 		return nil, nil
 	}
+	return r.audit(ctx, `WHERE org_id = $1`, orgID)
+}
+
+func (r reader) LicenceAudit(ctx context.Context, orgID, licenceID string) ([]licentia.AuditEntry, error) {
+	if !isID(orgID) || !isID(licenceID) {
+		return nil, nil
+	}
+	return r.audit(ctx, `WHERE org_id = $1 AND licence_id = $2`, orgID, licenceID)
+}
+
+// audit lists the entries matching where, oldest first.
+func (r reader) audit(ctx context.Context, where string, args ...any) ([]licentia.AuditEntry, error) {
 	rows, err := r.q.Query(ctx, `SELECT id, org_id, licence_id, action, actor_type, actor_id, at, data
-		FROM audit_log WHERE org_id = $1 ORDER BY seq`, orgID)
+		FROM audit_log `+where+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list audit: %w", err)
 	}
@@ -47,4 +59,19 @@ func (r reader) OrganizationAudit(ctx context.Context, orgID string) ([]licentia
 		return nil, fmt.Errorf("list audit: %w", err)
 	}
 	return out, nil
+}
+
+// RewriteLicenceAudit replaces each entry's data with fn(data); another
+// organization's licence has no entries here, so nothing changes.
+func (t *tx) RewriteLicenceAudit(ctx context.Context, orgID, licenceID string, fn func([]byte) []byte) error {
+	entries, err := t.LicenceAudit(ctx, orgID, licenceID)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if _, err := t.tx.Exec(ctx, `UPDATE audit_log SET data = $1 WHERE id = $2`, string(fn(e.Data)), e.ID); err != nil {
+			return fmt.Errorf("rewrite audit: %w", err)
+		}
+	}
+	return nil
 }

@@ -72,7 +72,12 @@ func (t *tx) liveDelta(ctx context.Context, orgID, licenceID string, d int64) er
 	return t.bump(ctx, orgID, store.KeyOf(before, w), 0, d)
 }
 
+// CreateActivation reads the licence first, so a licence of another
+// organization, or none, answers licence_not_found with nothing written.
 func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error {
+	if _, err := t.Licence(ctx, a.OrgID, a.LicenceID); err != nil {
+		return fmt.Errorf("create activation: %w", err)
+	}
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO activations (`+activationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.OrgID, a.LicenceID, a.MachineID, a.Label, a.OS, a.AppVersion,
 		store.Millis(a.ActivatedAt), store.Millis(a.LastSeenAt), store.MillisPtr(a.DeactivatedAt))

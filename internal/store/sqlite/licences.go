@@ -142,14 +142,17 @@ func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licen
 	return t.Licence(ctx, orgID, id)
 }
 
+// CreateLicence counts the licence as stored: times at millisecond
+// precision decide whether it is lapsed, as they do for the sweeper and
+// counts.
 func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	stored, err := scanLicence(t.tx.QueryRowContext(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+licenceColumns,
 		l.ID, l.OrgID, l.ProductID, l.Email, store.Millis(l.IssuedAt), store.MillisPtr(l.ExpiresAt), l.LimitKind, l.LimitCount, l.Major,
 		l.Status, l.StatusReason, store.MillisPtr(l.StatusChangedAt), store.MillisPtr(l.TrialEndsAt), l.Source, l.IntegrationID, l.ExternalRef,
 		l.Provider.OrderID, l.Provider.SubscriptionID, l.Provider.CustomerID, l.Provider.CheckoutID,
 		store.MillisPtr(l.SubscriptionEndedAt), store.MillisPtr(l.AnonymisedAt), store.Millis(l.CreatedAt), store.Millis(l.UpdatedAt),
-		l.LiveActivations, strings.ToLower(l.Email))
+		l.LiveActivations, strings.ToLower(l.Email)))
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "The licence id or external reference is taken.")
 	}
@@ -160,20 +163,33 @@ func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
 	if err != nil {
 		return err
 	}
-	return t.bump(ctx, l.OrgID, store.KeyOf(l, w), 1, l.LiveActivations)
+	return t.bump(ctx, stored.OrgID, store.KeyOf(stored, w), 1, stored.LiveActivations)
 }
 
-func (t *tx) UpdateLicence(ctx context.Context, before, after *licentia.Licence) error {
-	_, err := t.tx.ExecContext(ctx, `UPDATE licences SET email = ?, email_search = ?, expires_at = ?, status = ?,
+// UpdateLicence writes after's changeable fields and moves the licence's
+// counts from the row it is counted in to the row of its new state. Both are
+// computed from the stored licence, not from the caller's before:
+// live_activations may have changed since before was read
+// (AnonymiseActivations frees machines in the same transaction), and only
+// activation changes write it.
+func (t *tx) UpdateLicence(ctx context.Context, _, after *licentia.Licence) error {
+	stored, err := t.Licence(ctx, after.OrgID, after.ID)
+	if err != nil {
+		return fmt.Errorf("update licence: %w", err)
+	}
+	updated, err := scanLicence(t.tx.QueryRowContext(ctx, `UPDATE licences SET email = ?, email_search = ?, expires_at = ?, status = ?,
 		status_reason = ?, status_changed_at = ?, trial_ends_at = ?, external_ref = ?,
 		provider_order_id = ?, provider_subscription_id = ?, provider_customer_id = ?, provider_checkout_id = ?,
-		subscription_ended_at = ?, anonymised_at = ?, updated_at = ?, live_activations = ?
-		WHERE org_id = ? AND id = ?`,
+		subscription_ended_at = ?, anonymised_at = ?, updated_at = ?
+		WHERE org_id = ? AND id = ? RETURNING `+licenceColumns,
 		after.Email, strings.ToLower(after.Email), store.MillisPtr(after.ExpiresAt), after.Status,
 		after.StatusReason, store.MillisPtr(after.StatusChangedAt), store.MillisPtr(after.TrialEndsAt), after.ExternalRef,
 		after.Provider.OrderID, after.Provider.SubscriptionID, after.Provider.CustomerID, after.Provider.CheckoutID,
 		store.MillisPtr(after.SubscriptionEndedAt), store.MillisPtr(after.AnonymisedAt), store.Millis(after.UpdatedAt),
-		after.LiveActivations, after.OrgID, after.ID)
+		after.OrgID, after.ID))
+	if isUnique(err) {
+		return licentia.Errorf(licentia.CodeConflict, "The external reference is taken.")
+	}
 	if err != nil {
 		return fmt.Errorf("update licence: %w", err)
 	}
@@ -181,7 +197,7 @@ func (t *tx) UpdateLicence(ctx context.Context, before, after *licentia.Licence)
 	if err != nil {
 		return err
 	}
-	return t.move(ctx, before.OrgID, store.KeyOf(before, w), before.LiveActivations, store.KeyOf(after, w), after.LiveActivations)
+	return t.move(ctx, stored.OrgID, store.KeyOf(stored, w), stored.LiveActivations, store.KeyOf(updated, w), updated.LiveActivations)
 }
 
 func (r reader) LicenceAudit(ctx context.Context, orgID, licenceID string) ([]licentia.AuditEntry, error) {

@@ -91,19 +91,44 @@ func (r reader) tally(ctx context.Context, orgID string, productID *string, now 
 	return store.Tally(groups, window, w, now), nil
 }
 
-func (r reader) CountLicences(ctx context.Context, orgID string, productID *string, since, now time.Time) (*store.LicenceCounts, error) {
-	c, err := r.tally(ctx, orgID, productID, now)
+// snapshot runs fn on one view of the database, for reads made of several
+// statements that must agree with each other (counters, the watermark and
+// the licences expiring past it). On the read pool each statement would see
+// the latest commit, so a sweep committing between them would count its
+// licences twice; fn runs in a read transaction there. The writer's
+// transaction already sees only its own changes.
+func (r reader) snapshot(ctx context.Context, fn func(r reader) error) error {
+	db, ok := r.q.(*sql.DB)
+	if !ok {
+		return fn(r)
+	}
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("count licences: %w", err)
+		return fmt.Errorf("begin: %w", err)
 	}
-	product, args := "", []any{sql.Named("org", orgID), sql.Named("since", store.Millis(since))}
-	if productID != nil {
-		product, args = " AND product_id = :product", append(args, sql.Named("product", *productID))
+	defer tx.Rollback()
+	if err := fn(reader{q: tx}); err != nil {
+		return err
 	}
-	err = r.q.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM licences WHERE org_id = :org AND issued_at >= :since`+product+`),
-		(SELECT count(*) FROM licences WHERE org_id = :org AND status = 'revoked' AND status_changed_at >= :since`+product+`)`,
-		args...).Scan(&c.IssuedSince, &c.RevokedSince)
+	return tx.Commit()
+}
+
+func (r reader) CountLicences(ctx context.Context, orgID string, productID *string, since, now time.Time) (*store.LicenceCounts, error) {
+	var c store.LicenceCounts
+	err := r.snapshot(ctx, func(r reader) error {
+		var err error
+		if c, err = r.tally(ctx, orgID, productID, now); err != nil {
+			return err
+		}
+		product, args := "", []any{sql.Named("org", orgID), sql.Named("since", store.Millis(since))}
+		if productID != nil {
+			product, args = " AND product_id = :product", append(args, sql.Named("product", *productID))
+		}
+		return r.q.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM licences WHERE org_id = :org AND issued_at >= :since`+product+`),
+			(SELECT count(*) FROM licences WHERE org_id = :org AND status = 'revoked' AND status_changed_at >= :since`+product+`)`,
+			args...).Scan(&c.IssuedSince, &c.RevokedSince)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("count licences: %w", err)
 	}
@@ -111,26 +136,34 @@ func (r reader) CountLicences(ctx context.Context, orgID string, productID *stri
 }
 
 func (r reader) PlanLicenceCount(ctx context.Context, orgID string, now time.Time) (int64, error) {
-	c, err := r.tally(ctx, orgID, nil, now)
+	var n int64
+	err := r.snapshot(ctx, func(r reader) error {
+		c, err := r.tally(ctx, orgID, nil, now)
+		if err != nil {
+			return err
+		}
+		// Subscription licences keep their place for 30 days after the
+		// subscription ends, unless they are counted already.
+		var grace int64
+		err = r.q.QueryRowContext(ctx, `SELECT count(*) FROM licences
+			WHERE org_id = :org AND subscription_ended_at IS NOT NULL AND subscription_ended_at > :since
+			AND NOT `+store.StateSQL(licentia.StateActive, ":now")+` AND NOT `+store.StateSQL(licentia.StateTrial, ":now"),
+			sql.Named("org", orgID), sql.Named("since", store.Millis(now.Add(-licentia.SubscriptionGrace))), sql.Named("now", store.Millis(now))).Scan(&grace)
+		n = c.Active + c.Trial + grace
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("count plan licences: %w", err)
 	}
-	// Subscription licences keep their place for 30 days after the
-	// subscription ends, unless they are counted already.
-	var grace int64
-	err = r.q.QueryRowContext(ctx, `SELECT count(*) FROM licences
-		WHERE org_id = :org AND subscription_ended_at IS NOT NULL AND subscription_ended_at > :since
-		AND NOT `+store.StateSQL(licentia.StateActive, ":now")+` AND NOT `+store.StateSQL(licentia.StateTrial, ":now"),
-		sql.Named("org", orgID), sql.Named("since", store.Millis(now.Add(-licentia.SubscriptionGrace))), sql.Named("now", store.Millis(now))).Scan(&grace)
-	if err != nil {
-		return 0, fmt.Errorf("count plan licences: %w", err)
-	}
-	return c.Active + c.Trial + grace, nil
+	return n, nil
 }
 
 // SweepLicences moves licences whose expiry passed since the watermark to
 // their lapsed counters, oldest expiry first, and advances the watermark.
 func (t *tx) SweepLicences(ctx context.Context, now time.Time, batch int) (int, error) {
+	if batch < 1 {
+		return 0, fmt.Errorf("sweep licences: batch %d is not positive", batch)
+	}
 	w, err := t.watermark(ctx)
 	if err != nil {
 		return 0, err

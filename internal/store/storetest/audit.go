@@ -64,3 +64,48 @@ func testAudit(t *testing.T, s store.Store) {
 		}
 	})
 }
+
+// testLicenceAudit lists one licence's entries, oldest first, and rewrites
+// their data (as anonymising does), leaving every other entry as it was.
+func testLicenceAudit(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	o, p := licenceSetup(t, s, "acme")
+	l, otherLicence := newLicence(o.ID, p.ID, "a@example.com", base), newLicence(o.ID, p.ID, "b@example.com", base)
+	createLicences(t, s, l, otherLicence)
+	entry := func(licenceID *string, data string, at time.Time) *licentia.AuditEntry {
+		e := newAuditEntry(o.ID, data)
+		e.LicenceID, e.At = licenceID, at
+		return e
+	}
+	first := entry(&l.ID, `{"email":"a@example.com", "n": 1}`, base)
+	second := entry(&l.ID, `{"email":"a@example.com"}`, base) // same instant: written order decides
+	third := entry(&l.ID, `{}`, base.Add(time.Hour))
+	others := []*licentia.AuditEntry{entry(&otherLicence.ID, `{"email":"b@example.com"}`, base), entry(nil, `{"org":true}`, base)}
+	appendAudit(t, s, first, second, others[0])
+	appendAudit(t, s, others[1], third)
+
+	eachReader(t, s, func(t *testing.T, r store.Reader) {
+		got, err := r.LicenceAudit(ctx, o.ID, l.ID)
+		if diff := cmp.Diff([]licentia.AuditEntry{*first, *second, *third}, got); diff != "" || err != nil {
+			t.Errorf("LicenceAudit() error = %v, mismatch (-want +got):\n%s", err, diff)
+		}
+	})
+	var seen []string
+	inTx(t, s, func(tx store.Tx) error {
+		return tx.RewriteLicenceAudit(ctx, o.ID, l.ID, func(data []byte) []byte {
+			seen = append(seen, string(data))
+			return []byte(`{"reduced": true}`)
+		})
+	})
+	if diff := cmp.Diff([]string{string(first.Data), string(second.Data), string(third.Data)}, seen); diff != "" {
+		t.Errorf("RewriteLicenceAudit() passed data mismatch (-want +got):\n%s", diff)
+	}
+	want := []licentia.AuditEntry{*first, *second, *others[0], *others[1], *third}
+	for _, i := range []int{0, 1, 4} {
+		want[i].Data = json.RawMessage(`{"reduced": true}`)
+	}
+	got, err := s.OrganizationAudit(ctx, o.ID)
+	if diff := cmp.Diff(want, got); diff != "" || err != nil {
+		t.Errorf("OrganizationAudit() after rewrite error = %v, mismatch (-want +got):\n%s", err, diff)
+	}
+}

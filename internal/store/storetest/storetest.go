@@ -51,6 +51,23 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ProductConflicts", testProductConflicts},
 		{"ProductNeverReused", testProductNeverReused},
 		{"ProductRace", testProductRace},
+		{"Licences", testLicences},
+		{"UpdateLicence", testUpdateLicence},
+		{"LicenceConflicts", testLicenceConflicts},
+		{"LicenceIsolation", testLicenceIsolation},
+		{"LicenceMalformedIDs", testLicenceMalformedIDs},
+		{"FindLicences", testFindLicences},
+		{"DerivedStateBoundaries", testDerivedStateBoundaries},
+		{"CountLicences", testCountLicences},
+		{"SweepSameInstant", testSweepSameInstant},
+		{"CountsAsStored", testCountsAsStored},
+		{"SweepRace", testSweepRace},
+		{"LicenceRollback", testLicenceRollback},
+		{"LicencePlanRace", testLicencePlanRace},
+		{"Activations", testActivations},
+		{"AnonymiseActivations", testAnonymiseActivations},
+		{"Events", testEvents},
+		{"LicenceAudit", testLicenceAudit},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
 	}

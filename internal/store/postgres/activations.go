@@ -1,0 +1,172 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+)
+
+const activationColumns = `id, org_id, licence_id, machine_id, label, os, app_version, activated_at, last_seen_at, deactivated_at`
+
+func activationNotFound() error { return store.NotFound(licentia.CodeNotFound, "Activation") }
+
+func scanActivation(row pgx.Row) (*licentia.Activation, error) {
+	var a licentia.Activation
+	err := row.Scan(&a.ID, &a.OrgID, &a.LicenceID, &a.MachineID, &a.Label, &a.OS, &a.AppVersion,
+		&a.ActivatedAt, &a.LastSeenAt, &a.DeactivatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, activationNotFound()
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.ActivatedAt, a.LastSeenAt, a.DeactivatedAt = a.ActivatedAt.UTC(), a.LastSeenAt.UTC(), utcPtr(a.DeactivatedAt)
+	return &a, nil
+}
+
+func (r reader) Activation(ctx context.Context, orgID, id string) (*licentia.Activation, error) {
+	if !isID(orgID) || !isID(id) {
+		return nil, fmt.Errorf("read activation: %w", activationNotFound())
+	}
+	a, err := scanActivation(r.q.QueryRow(ctx, `SELECT `+activationColumns+` FROM activations WHERE org_id = $1 AND id = $2`, orgID, id))
+	if err != nil {
+		return nil, fmt.Errorf("read activation: %w", err)
+	}
+	return a, nil
+}
+
+func (r reader) Activations(ctx context.Context, orgID, licenceID string) ([]licentia.Activation, error) {
+	if !isID(orgID) || !isID(licenceID) {
+		return nil, nil
+	}
+	rows, err := r.q.Query(ctx, `SELECT `+activationColumns+` FROM activations WHERE org_id = $1 AND licence_id = $2
+		ORDER BY deactivated_at IS NOT NULL, activated_at, id`, orgID, licenceID)
+	if err != nil {
+		return nil, fmt.Errorf("list activations: %w", err)
+	}
+	out, err := collect(rows, scanActivation)
+	if err != nil {
+		return nil, fmt.Errorf("list activations: %w", err)
+	}
+	return out, nil
+}
+
+// liveDelta changes a licence's live activations and its counters. The
+// caller holds the sweep lock and the licence's row lock.
+func (t *tx) liveDelta(ctx context.Context, orgID, licenceID string, d int64) error {
+	if d == 0 {
+		return nil
+	}
+	l, err := scanLicence(t.tx.QueryRow(ctx, `UPDATE licences SET live_activations = live_activations + $3
+		WHERE org_id = $1 AND id = $2 RETURNING `+licenceColumns, orgID, licenceID, d))
+	if err != nil {
+		return fmt.Errorf("count live activations: %w", err)
+	}
+	w, err := t.watermark(ctx)
+	if err != nil {
+		return err
+	}
+	return t.apply(ctx, deltas{}.add(orgID, store.KeyOf(l, w), 0, d))
+}
+
+// CreateActivation locks the licence first, so a licence of another
+// organization answers licence_not_found with nothing written, and every
+// activation change of a licence takes its locks in one order: the licence,
+// then its activations. ON CONFLICT DO NOTHING answers a second live
+// activation of a machine without aborting the transaction.
+func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error {
+	if _, err := t.LockLicence(ctx, a.OrgID, a.LicenceID); err != nil {
+		return fmt.Errorf("create activation: %w", err)
+	}
+	tag, err := t.tx.Exec(ctx, `INSERT INTO activations (`+activationColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+		ON CONFLICT DO NOTHING`,
+		a.ID, a.OrgID, a.LicenceID, a.MachineID, a.Label, a.OS, a.AppVersion,
+		ms(a.ActivatedAt), ms(a.LastSeenAt), msPtr(a.DeactivatedAt))
+	if err != nil {
+		return fmt.Errorf("create activation: %w", err)
+	}
+	if tag.RowsAffected() != 1 {
+		return licentia.Errorf(licentia.CodeConflict, "This machine already holds a live seat on the licence.")
+	}
+	if a.DeactivatedAt != nil {
+		return nil
+	}
+	return t.liveDelta(ctx, a.OrgID, a.LicenceID, 1)
+}
+
+// DeactivateActivation reads the activation for its licence, locks the
+// licence, then frees the activation if it is still live.
+func (t *tx) DeactivateActivation(ctx context.Context, orgID, id string, at time.Time) (*licentia.Activation, bool, error) {
+	a, err := t.Activation(ctx, orgID, id)
+	if err != nil {
+		return nil, false, err
+	}
+	if _, err := t.LockLicence(ctx, orgID, a.LicenceID); err != nil {
+		return nil, false, fmt.Errorf("deactivate activation: %w", err)
+	}
+	freed, err := scanActivation(t.tx.QueryRow(ctx, `UPDATE activations SET deactivated_at = $1
+		WHERE org_id = $2 AND id = $3 AND deactivated_at IS NULL RETURNING `+activationColumns, ms(at), orgID, id))
+	if licentia.ErrorCode(err) == licentia.CodeNotFound {
+		// Already freed, perhaps while this transaction waited for the
+		// licence: answer it as it is now.
+		a, err := t.Activation(ctx, orgID, id)
+		return a, false, err
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("deactivate activation: %w", err)
+	}
+	return freed, true, t.liveDelta(ctx, orgID, freed.LicenceID, -1)
+}
+
+func (t *tx) AnonymiseActivations(ctx context.Context, orgID, licenceID string, at time.Time) error {
+	if _, err := t.LockLicence(ctx, orgID, licenceID); err != nil {
+		return fmt.Errorf("anonymise activations: %w", err)
+	}
+	var live int64
+	err := t.tx.QueryRow(ctx, `SELECT count(*) FROM activations WHERE org_id = $1 AND licence_id = $2 AND deactivated_at IS NULL`,
+		orgID, licenceID).Scan(&live)
+	if err != nil {
+		return fmt.Errorf("anonymise activations: %w", err)
+	}
+	_, err = t.tx.Exec(ctx, `UPDATE activations SET machine_id = 'anonymised-' || id::text, label = 'anonymised',
+		os = 'anonymised', app_version = 'anonymised', deactivated_at = coalesce(deactivated_at, $1)
+		WHERE org_id = $2 AND licence_id = $3`, ms(at), orgID, licenceID)
+	if err != nil {
+		return fmt.Errorf("anonymise activations: %w", err)
+	}
+	return t.liveDelta(ctx, orgID, licenceID, -live)
+}
+
+func (r reader) LiveActivation(ctx context.Context, orgID, licenceID, machineID string) (*licentia.Activation, error) {
+	if !isID(orgID) || !isID(licenceID) || !isText(machineID) {
+		return nil, fmt.Errorf("read live activation: %w", activationNotFound())
+	}
+	a, err := scanActivation(r.q.QueryRow(ctx, `SELECT `+activationColumns+` FROM activations
+		WHERE org_id = $1 AND licence_id = $2 AND machine_id = $3 AND deactivated_at IS NULL`, orgID, licenceID, machineID))
+	if err != nil {
+		return nil, fmt.Errorf("read live activation: %w", err)
+	}
+	return a, nil
+}
+
+func (t *tx) TouchActivation(ctx context.Context, a *licentia.Activation) error {
+	if !isID(a.OrgID) || !isID(a.ID) {
+		return activationNotFound()
+	}
+	tag, err := t.tx.Exec(ctx, `UPDATE activations SET last_seen_at = $1, label = $2, os = $3, app_version = $4
+		WHERE org_id = $5 AND id = $6 AND deactivated_at IS NULL`,
+		ms(a.LastSeenAt), a.Label, a.OS, a.AppVersion, a.OrgID, a.ID)
+	if err != nil {
+		return fmt.Errorf("touch activation: %w", err)
+	}
+	if tag.RowsAffected() != 1 {
+		return activationNotFound()
+	}
+	return nil
+}

@@ -1,0 +1,264 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+)
+
+const licenceColumns = `id, org_id, product_id, email, issued_at, expires_at, limit_kind, limit_count, major,
+	status, status_reason, status_changed_at, trial_ends_at, source, integration_id, external_ref,
+	provider_order_id, provider_subscription_id, provider_customer_id, provider_checkout_id,
+	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations`
+
+func licenceNotFound() error { return store.NotFound(licentia.CodeLicenceNotFound, "Licence") }
+
+func scanLicence(row pgx.Row) (*licentia.Licence, error) {
+	var l licentia.Licence
+	err := row.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.Email, &l.IssuedAt, &l.ExpiresAt, &l.LimitKind, &l.LimitCount, &l.Major,
+		&l.Status, &l.StatusReason, &l.StatusChangedAt, &l.TrialEndsAt, &l.Source, &l.IntegrationID, &l.ExternalRef,
+		&l.Provider.OrderID, &l.Provider.SubscriptionID, &l.Provider.CustomerID, &l.Provider.CheckoutID,
+		&l.SubscriptionEndedAt, &l.AnonymisedAt, &l.CreatedAt, &l.UpdatedAt, &l.LiveActivations)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, licenceNotFound()
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.IssuedAt, l.CreatedAt, l.UpdatedAt = l.IssuedAt.UTC(), l.CreatedAt.UTC(), l.UpdatedAt.UTC()
+	l.ExpiresAt, l.StatusChangedAt, l.TrialEndsAt = utcPtr(l.ExpiresAt), utcPtr(l.StatusChangedAt), utcPtr(l.TrialEndsAt)
+	l.SubscriptionEndedAt, l.AnonymisedAt = utcPtr(l.SubscriptionEndedAt), utcPtr(l.AnonymisedAt)
+	return &l, nil
+}
+
+func (r reader) queryLicences(ctx context.Context, query string, args ...any) ([]licentia.Licence, error) {
+	rows, err := r.q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanLicence)
+}
+
+func (r reader) Licence(ctx context.Context, orgID, id string) (*licentia.Licence, error) {
+	if !isID(orgID) || !isID(id) {
+		return nil, fmt.Errorf("read licence: %w", licenceNotFound())
+	}
+	l, err := scanLicence(r.q.QueryRow(ctx, `SELECT `+licenceColumns+` FROM licences WHERE org_id = $1 AND id = $2`, orgID, id))
+	if err != nil {
+		return nil, fmt.Errorf("read licence: %w", err)
+	}
+	return l, nil
+}
+
+func (r reader) LicenceByID(ctx context.Context, id string) (*licentia.Licence, error) {
+	if !isID(id) {
+		return nil, fmt.Errorf("read licence: %w", licenceNotFound())
+	}
+	l, err := scanLicence(r.q.QueryRow(ctx, `SELECT `+licenceColumns+` FROM licences WHERE id = $1`, id))
+	if err != nil {
+		return nil, fmt.Errorf("read licence: %w", err)
+	}
+	return l, nil
+}
+
+func (r reader) LicenceIDTaken(ctx context.Context, id string) (bool, error) {
+	if !isID(id) {
+		return false, nil
+	}
+	var taken bool
+	if err := r.q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM licences WHERE id = $1)`, id).Scan(&taken); err != nil {
+		return false, fmt.Errorf("check licence id: %w", err)
+	}
+	return taken, nil
+}
+
+func (r reader) LicenceByExternalRef(ctx context.Context, orgID, productID, ref string) (*licentia.Licence, error) {
+	if !isProduct(orgID, productID) || !isText(ref) {
+		return nil, fmt.Errorf("read licence by external ref: %w", licenceNotFound())
+	}
+	l, err := scanLicence(r.q.QueryRow(ctx, `SELECT `+licenceColumns+` FROM licences
+		WHERE org_id = $1 AND product_id = $2 AND external_ref = $3`, orgID, productID, ref))
+	if err != nil {
+		return nil, fmt.Errorf("read licence by external ref: %w", err)
+	}
+	return l, nil
+}
+
+// isSearchable reports whether every value f compares with a column can be
+// a parameter of that column: text PostgreSQL refuses, or an id that is not
+// a UUID, was never stored, so such a filter matches nothing.
+func isSearchable(f store.LicenceFilter) bool {
+	for _, s := range []*string{f.Email, f.Q, f.ProductID, f.ExternalRef} {
+		if s != nil && !isText(*s) {
+			return false
+		}
+	}
+	return f.QLicenceID == nil || isID(*f.QLicenceID)
+}
+
+// FindLicences builds one query of named parameters. A q search is a union
+// of index look-ups (email prefix, id, external reference); a q that is not
+// a UUID is never compared with the uuid id column, which would fail the
+// statement rather than find nothing.
+func (r reader) FindLicences(ctx context.Context, orgID string, f store.LicenceFilter, now time.Time) ([]licentia.Licence, error) {
+	if !isID(orgID) || !isSearchable(f) {
+		return nil, nil
+	}
+	conds := []string{"org_id = @org"}
+	args := pgx.NamedArgs{"org": orgID, "now": ms(now), "limit": f.Limit}
+	if f.Email != nil {
+		conds = append(conds, "email_search = @email")
+		args["email"] = strings.ToLower(*f.Email)
+	}
+	if f.QLicenceID != nil {
+		conds = append(conds, "id = @qid")
+		args["qid"] = *f.QLicenceID
+	} else if f.Q != nil {
+		conds = append(conds, "id IN ("+qUnion(*f.Q, args)+")")
+	}
+	if f.ProductID != nil {
+		conds = append(conds, "product_id = @product")
+		args["product"] = *f.ProductID
+	}
+	if f.ExternalRef != nil {
+		conds = append(conds, "external_ref = @ref")
+		args["ref"] = *f.ExternalRef
+	}
+	if f.State != nil {
+		conds = append(conds, store.StateSQL(*f.State, "@now"))
+	}
+	if f.Status != nil {
+		conds = append(conds, "status = @status")
+		args["status"] = string(*f.Status)
+	}
+	if f.Term != nil {
+		conds = append(conds, store.TermSQL(*f.Term))
+	}
+	if f.Source != nil {
+		conds = append(conds, "source = @source")
+		args["source"] = string(*f.Source)
+	}
+	query := `SELECT ` + licenceColumns + ` FROM licences WHERE ` + strings.Join(conds, " AND ") +
+		` ORDER BY issued_at DESC, id DESC LIMIT @limit`
+	ls, err := r.queryLicences(ctx, query, args)
+	if err != nil {
+		return nil, fmt.Errorf("find licences: %w", err)
+	}
+	return ls, nil
+}
+
+// qUnion returns the ids matching q as an email prefix
+// (case-insensitively), an id or an external reference, and adds its
+// parameters to args.
+func qUnion(q string, args pgx.NamedArgs) string {
+	low := strings.ToLower(q)
+	prefix := "email_search >= @qlow"
+	args["qlow"] = low
+	if hi := store.EmailPrefixBound(low); hi != "" {
+		prefix += " AND email_search < @qhigh"
+		args["qhigh"] = hi
+	}
+	parts := []string{`SELECT id FROM licences WHERE org_id = @org AND ` + prefix}
+	if isID(q) {
+		parts = append(parts, `SELECT id FROM licences WHERE org_id = @org AND id = @qid`)
+		args["qid"] = q
+	}
+	parts = append(parts, `SELECT id FROM licences WHERE org_id = @org AND external_ref = @qref`)
+	args["qref"] = q
+	return strings.Join(parts, " UNION ALL ")
+}
+
+// LockLicence takes the licence's row lock, which other transactions wait
+// for until this one ends. It first takes the sweep lock in shared mode, as
+// every change of a licence or its counters does (see lockSweepShared).
+func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licence, error) {
+	if !isID(orgID) || !isID(id) {
+		return nil, fmt.Errorf("lock licence: %w", licenceNotFound())
+	}
+	if err := lockSweepShared(ctx, t.tx); err != nil {
+		return nil, err
+	}
+	l, err := scanLicence(t.tx.QueryRow(ctx, `SELECT `+licenceColumns+` FROM licences
+		WHERE org_id = $1 AND id = $2 FOR UPDATE`, orgID, id))
+	if err != nil {
+		return nil, fmt.Errorf("lock licence: %w", err)
+	}
+	return l, nil
+}
+
+// CreateLicence inserts with ON CONFLICT DO NOTHING, so a taken id or
+// external reference answers conflict without aborting the transaction. It
+// counts the licence as stored: times at millisecond precision decide
+// whether it is lapsed, as they do for the sweeper and counts.
+func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
+	if err := lockSweepShared(ctx, t.tx); err != nil {
+		return err
+	}
+	rows, err := t.tx.Query(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)
+		ON CONFLICT DO NOTHING RETURNING `+licenceColumns,
+		l.ID, l.OrgID, l.ProductID, l.Email, ms(l.IssuedAt), msPtr(l.ExpiresAt), string(l.LimitKind), l.LimitCount, l.Major,
+		string(l.Status), l.StatusReason, msPtr(l.StatusChangedAt), msPtr(l.TrialEndsAt), string(l.Source), l.IntegrationID, l.ExternalRef,
+		l.Provider.OrderID, l.Provider.SubscriptionID, l.Provider.CustomerID, l.Provider.CheckoutID,
+		msPtr(l.SubscriptionEndedAt), msPtr(l.AnonymisedAt), ms(l.CreatedAt), ms(l.UpdatedAt),
+		l.LiveActivations, strings.ToLower(l.Email))
+	if err != nil {
+		return fmt.Errorf("create licence: %w", err)
+	}
+	stored, err := collect(rows, scanLicence)
+	if err != nil {
+		return fmt.Errorf("create licence: %w", err)
+	}
+	if len(stored) != 1 {
+		return licentia.Errorf(licentia.CodeConflict, "The licence id or external reference is taken.")
+	}
+	w, err := t.watermark(ctx)
+	if err != nil {
+		return err
+	}
+	return t.apply(ctx, deltas{}.add(stored[0].OrgID, store.KeyOf(&stored[0], w), 1, stored[0].LiveActivations))
+}
+
+// UpdateLicence writes after's changeable fields and moves the licence's
+// counts from the row it is counted in to the row of its new state. Both are
+// computed from the stored licence, read under its row lock, not from the
+// caller's before: live_activations may have changed since before was read
+// (AnonymiseActivations frees machines in the same transaction), and only
+// activation changes write it.
+func (t *tx) UpdateLicence(ctx context.Context, _, after *licentia.Licence) error {
+	if !isID(after.OrgID) || !isID(after.ID) {
+		return fmt.Errorf("update licence: %w", licenceNotFound())
+	}
+	stored, err := t.LockLicence(ctx, after.OrgID, after.ID)
+	if err != nil {
+		return fmt.Errorf("update licence: %w", err)
+	}
+	updated, err := scanLicence(t.tx.QueryRow(ctx, `UPDATE licences SET email = $1, email_search = $2, expires_at = $3,
+		status = $4, status_reason = $5, status_changed_at = $6, trial_ends_at = $7, external_ref = $8,
+		provider_order_id = $9, provider_subscription_id = $10, provider_customer_id = $11, provider_checkout_id = $12,
+		subscription_ended_at = $13, anonymised_at = $14, updated_at = $15
+		WHERE org_id = $16 AND id = $17 RETURNING `+licenceColumns,
+		after.Email, strings.ToLower(after.Email), msPtr(after.ExpiresAt),
+		string(after.Status), after.StatusReason, msPtr(after.StatusChangedAt), msPtr(after.TrialEndsAt), after.ExternalRef,
+		after.Provider.OrderID, after.Provider.SubscriptionID, after.Provider.CustomerID, after.Provider.CheckoutID,
+		msPtr(after.SubscriptionEndedAt), msPtr(after.AnonymisedAt), ms(after.UpdatedAt), after.OrgID, after.ID))
+	if isUnique(err) {
+		return licentia.Errorf(licentia.CodeConflict, "The external reference is taken.")
+	}
+	if err != nil {
+		return fmt.Errorf("update licence: %w", err)
+	}
+	w, err := t.watermark(ctx)
+	if err != nil {
+		return err
+	}
+	d := deltas{}.add(stored.OrgID, store.KeyOf(stored, w), -1, -stored.LiveActivations)
+	return t.apply(ctx, d.add(updated.OrgID, store.KeyOf(updated, w), 1, updated.LiveActivations))
+}
