@@ -22,6 +22,8 @@ type Service struct {
 	plans licentia.Plans
 	keys  *signing.Keyring
 	log   *slog.Logger
+	// baseURL is LICENTIA_BASE_URL; webhooks need it.
+	baseURL string
 }
 
 // New returns a Service. keys may hold no master key; then product creation
@@ -38,3 +40,7 @@ func (s *Service) limits(o *licentia.Organization) (licentia.Limits, error) {
 // now reads the clock once per operation, at the millisecond precision that
 // answers show and every engine keeps.
 func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
+
+// SetBaseURL records the service's public address (LICENTIA_BASE_URL), which
+// webhooks need; call it before serving.
+func (s *Service) SetBaseURL(u string) { s.baseURL = u }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/licentia/licentia/internal/admin"
@@ -10,6 +11,7 @@ import (
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/webhooks"
 )
 
 // job is a step serve runs on a timer. Every step is safe to run in several
@@ -20,12 +22,21 @@ type job struct {
 	step  func(ctx context.Context) error
 }
 
-func jobs(st store.Store, svc *admin.Service, cat *signing.Catalogue, clk clock.Clock) []job {
+func jobs(st store.Store, svc *admin.Service, cat *signing.Catalogue, worker *webhooks.Worker, clk clock.Clock) []job {
 	return []job{
 		{"catalogue", signing.RefreshInterval, cat.Refresh},
 		{"licence sweep", time.Minute, func(ctx context.Context) error {
 			_, err := svc.SweepLicences(ctx)
 			return err
+		}},
+		{"webhook deliveries", time.Second, func(ctx context.Context) error {
+			// Drain what is due; a full batch means more may be waiting.
+			for {
+				n, err := worker.RunOnce(ctx)
+				if err != nil || n == 0 {
+					return err
+				}
+			}
 		}},
 		{"event clean-up", time.Hour, func(ctx context.Context) error {
 			_, err := events.Cleanup(ctx, st, clk.Now())
@@ -34,23 +45,28 @@ func jobs(st store.Store, svc *admin.Service, cat *signing.Catalogue, clk clock.
 	}
 }
 
-// runJobs runs each job on its own ticker until ctx is done. A failed step
-// is logged and tried again at its next tick.
-func runJobs(ctx context.Context, log *slog.Logger, js []job) {
+// runJobs runs each job at once and then on its own ticker until ctx is
+// done, and returns a function that waits until every job has stopped. A
+// failed step is logged and tried again at its next tick. The first run is
+// not left to the first tick: a process restarted more often than a job's
+// interval (an hour for the event clean-up) would otherwise never run it.
+func runJobs(ctx context.Context, log *slog.Logger, js []job) (wait func()) {
+	var wg sync.WaitGroup
 	for _, j := range js {
-		go func() {
+		wg.Go(func() {
 			t := time.NewTicker(j.every)
 			defer t.Stop()
 			for {
+				if err := j.step(ctx); err != nil && ctx.Err() == nil {
+					log.Warn("background job failed", "job", j.name, "error", err.Error())
+				}
 				select {
 				case <-ctx.Done():
 					return
 				case <-t.C:
-					if err := j.step(ctx); err != nil && ctx.Err() == nil {
-						log.Warn("background job failed", "job", j.name, "error", err.Error())
-					}
 				}
 			}
-		}()
+		})
 	}
+	return wg.Wait
 }

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/webhooks"
 )
 
 func masterkeyCommand(ctx context.Context, args []string, env Env) error {
@@ -94,6 +97,20 @@ func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, new
 				res.Resealed++
 			}
 		}
+		secrets, err := tx.AllWebhookSecrets(ctx)
+		if err != nil {
+			return err
+		}
+		for _, ws := range secrets {
+			sealed, err := webhooks.ResealSecret(old, next, &ws)
+			if err != nil {
+				return fmt.Errorf("reseal webhook secret %s: %w", ws.ID, err)
+			}
+			if err := tx.ResealWebhookSecret(ctx, ws.ID, sealed, next.Fingerprint()); err != nil {
+				return err
+			}
+			res.Resealed++
+		}
 		return tx.SetSetting(ctx, store.SettingMasterKeyFingerprint, next.Fingerprint())
 	})
 	if err != nil {
@@ -113,10 +130,25 @@ func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, new
 }
 
 // writeKeyFile writes raw to path with mode 0600 through a temporary file,
-// so a reader sees the old key or the new one, never half of either.
+// so a reader sees the old key or the new one, never half of either. A
+// temporary file left by an earlier attempt is replaced, not reused: its
+// mode could be wider. The file is synced before the rename, because the
+// database already names the key it holds.
 func writeKeyFile(path string, raw []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(raw)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -57,6 +57,12 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 	clk := clock.System{}
 	keys := signing.NewKeyringFile(master, masterKeyPath(cfg))
 	svc := admin.New(st, clk, plans, keys, log)
+	svc.SetBaseURL(cfg.BaseURL)
+	worker, err := newWorker(cfg, st, clk, keys, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	cat := signing.NewCatalogue(st, clk, log)
 	if err := cat.Refresh(ctx); err != nil {
 		st.Close()
@@ -85,7 +91,7 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 		st.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	a := &App{cfg: cfg, log: log, store: st, listener: ln, jobs: jobs(st, svc, cat, clk), http: &http.Server{
+	a := &App{cfg: cfg, log: log, store: st, listener: ln, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -103,9 +109,14 @@ func (a *App) Addr() string { return a.listener.Addr().String() }
 // Run serves until ctx is done, then stops taking connections and lets the
 // requests in flight finish.
 func (a *App) Run(ctx context.Context) error {
+	// The jobs stop before Run returns, so that Close never closes the
+	// storage under a step in progress.
 	jobCtx, stopJobs := context.WithCancel(ctx)
-	defer stopJobs()
-	runJobs(jobCtx, a.log, a.jobs)
+	waitJobs := runJobs(jobCtx, a.log, a.jobs)
+	defer func() {
+		stopJobs()
+		waitJobs()
+	}()
 	errc := make(chan error, 1)
 	go func() { errc <- a.http.Serve(a.listener) }()
 	select {
@@ -125,8 +136,14 @@ func (a *App) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the storage.
-func (a *App) Close() error { return a.store.Close() }
+// Close releases the listener, when Run has not, and the storage.
+func (a *App) Close() error {
+	err := a.listener.Close()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return errors.Join(err, a.store.Close())
+}
 
 func serveCommand(ctx context.Context, args []string, env Env) error {
 	if _, err := parseFlags(newFlags("serve"), args); err != nil {

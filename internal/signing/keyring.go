@@ -143,3 +143,12 @@ func (r *Keyring) Status(p *licentia.Product) string {
 	}
 	return "ok"
 }
+
+// MasterFor returns the master key with fingerprint fp, reading the key file
+// again when it is new; without one: signing_keys_not_configured.
+func (r *Keyring) MasterFor(fp string) (*MasterKey, error) {
+	if m := r.lookup(fp); m != nil {
+		return m, nil
+	}
+	return nil, errNotConfigured
+}

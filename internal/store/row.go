@@ -49,3 +49,21 @@ func SplitScopes(s string) []licentia.Scope {
 	}
 	return out
 }
+
+// JoinEventTypes is the stored form of a list of event types.
+func JoinEventTypes(ts []licentia.EventType) string {
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = string(t)
+	}
+	return strings.Join(s, " ")
+}
+
+// SplitEventTypes is the inverse of JoinEventTypes.
+func SplitEventTypes(s string) []licentia.EventType {
+	var out []licentia.EventType
+	for _, f := range strings.Fields(s) {
+		out = append(out, licentia.EventType(f))
+	}
+	return out
+}

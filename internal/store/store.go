@@ -86,6 +86,23 @@ type Reader interface {
 	Activations(ctx context.Context, orgID, licenceID string) ([]licentia.Activation, error)
 	// OrganizationEvents lists an organization's events, oldest first.
 	OrganizationEvents(ctx context.Context, orgID string) ([]licentia.Event, error)
+	// WebhookEndpoints lists an organization's endpoints, oldest first.
+	WebhookEndpoints(ctx context.Context, orgID string) ([]licentia.WebhookEndpoint, error)
+	// WebhookEndpoint reads one; another organization's answers
+	// webhook_endpoint_not_found like a missing one.
+	WebhookEndpoint(ctx context.Context, orgID, id string) (*licentia.WebhookEndpoint, error)
+	// WebhookSecrets lists an endpoint's secrets, newest first.
+	WebhookSecrets(ctx context.Context, endpointID string) ([]licentia.WebhookSecret, error)
+	// AllWebhookSecrets lists every secret, for master-key rotation.
+	AllWebhookSecrets(ctx context.Context) ([]licentia.WebhookSecret, error)
+	// Deliveries lists an endpoint's deliveries newest first (created_at,
+	// then id, descending), starting after the cursor delivery when given.
+	Deliveries(ctx context.Context, orgID, endpointID string, after *string, limit int) ([]licentia.Delivery, error)
+	// Delivery reads one delivery of an endpoint; any other answers
+	// webhook_delivery_not_found.
+	Delivery(ctx context.Context, orgID, endpointID, id string) (*licentia.Delivery, error)
+	// Event reads an event by id.
+	Event(ctx context.Context, id string) (*licentia.Event, error)
 	// Setting reads a service-wide setting; a missing one is "" and no error.
 	Setting(ctx context.Context, name string) (string, error)
 }
@@ -149,6 +166,28 @@ type Tx interface {
 	// to their lapsed counters, at most batch of them, and reports how many
 	// it moved; it never moves the watermark past now.
 	SweepLicences(ctx context.Context, now time.Time, batch int) (int, error)
+	// CreateWebhookEndpoint writes an endpoint with its first secret.
+	CreateWebhookEndpoint(ctx context.Context, e *licentia.WebhookEndpoint, secret *licentia.WebhookSecret) error
+	// UpdateWebhookEndpoint writes url, event types, description, enabled,
+	// disabled_reason and updated_at.
+	UpdateWebhookEndpoint(ctx context.Context, e *licentia.WebhookEndpoint) error
+	// DeleteWebhookEndpoint removes an endpoint, its secrets and its
+	// deliveries, pending ones included.
+	DeleteWebhookEndpoint(ctx context.Context, orgID, id string) error
+	// ReplaceWebhookSecret marks the current secret replaced at and adds s.
+	ReplaceWebhookSecret(ctx context.Context, s *licentia.WebhookSecret, at time.Time) error
+	// ResealWebhookSecret replaces a secret's sealed bytes, for master-key
+	// rotation.
+	ResealWebhookSecret(ctx context.Context, id string, sealed []byte, masterFingerprint string) error
+	// CreateDeliveries queues deliveries of an event.
+	CreateDeliveries(ctx context.Context, ds []licentia.Delivery) error
+	// ClaimDeliveries leases up to limit pending deliveries due at now, until
+	// leaseUntil, so no other process sends them meanwhile.
+	ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, limit int) ([]licentia.Delivery, error)
+	// FinishAttempt records an attempt's outcome and ends the lease.
+	FinishAttempt(ctx context.Context, d *licentia.Delivery) error
+	// RequeueDelivery makes a delivery pending and due at now.
+	RequeueDelivery(ctx context.Context, orgID, endpointID, id string, now time.Time) error
 	// DeleteProduct removes a product and its keys; its id and prefix stay
 	// used. No route deletes products; operators and tests may.
 	DeleteProduct(ctx context.Context, orgID, id string) error

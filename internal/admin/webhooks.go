@@ -1,0 +1,326 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/licentia/licentia/internal/events"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/webhooks"
+)
+
+// Webhook audit actions.
+const (
+	AuditWebhookCreated       = "webhook_endpoint.created"
+	AuditWebhookUpdated       = "webhook_endpoint.updated"
+	AuditWebhookDeleted       = "webhook_endpoint.deleted"
+	AuditWebhookSecretRotated = "webhook_endpoint.secret_rotated"
+	AuditDeliveryRetried      = "webhook_delivery.retried"
+)
+
+// MaxDeliveries is the most deliveries one page lists.
+const MaxDeliveries = 100
+
+// EndpointInput is what adds or changes an endpoint; nil fields were not
+// given.
+type EndpointInput struct {
+	URL         *string
+	EventTypes  []licentia.EventType
+	Description *string
+	Enabled     *bool
+}
+
+// Validate reports every problem; for an add, url and event_types are
+// required; for a change, at least one field. It normalises the URL.
+func (s *Service) validateEndpoint(in *EndpointInput, add bool) licentia.Issues {
+	var is licentia.Issues
+	switch {
+	case in.URL != nil:
+		u, err := webhooks.NormaliseURL(*in.URL, s.baseHost())
+		if err != nil {
+			if e, ok := errors.AsType[*licentia.Error](err); ok {
+				if list, ok := e.Details["issues"].([]licentia.Issue); ok {
+					is = append(is, list...)
+				}
+			}
+			if len(is) == 0 {
+				is.Add("/url", "is not an acceptable webhook URL")
+			}
+		} else {
+			in.URL = &u
+		}
+	case add:
+		is.Add("/url", "is required")
+	}
+	switch {
+	case in.EventTypes != nil:
+		if len(in.EventTypes) == 0 {
+			is.Add("/event_types", "must name at least one event type")
+		}
+		for i, t := range in.EventTypes {
+			if !slices.Contains(licentia.EventTypes, t) {
+				is.Add(fmt.Sprintf("/event_types/%d", i), "must be one of the event types")
+			}
+		}
+		in.EventTypes = uniqueTypes(in.EventTypes)
+	case add:
+		is.Add("/event_types", "is required")
+	}
+	if in.Description != nil && (len([]rune(*in.Description)) > 500 || licentia.HasControl(*in.Description)) {
+		is.Add("/description", "must be at most 500 characters without control characters")
+	}
+	if !add && in.URL == nil && in.EventTypes == nil && in.Description == nil && in.Enabled == nil {
+		is.Add("", "give at least one of url, event_types, description, enabled")
+	}
+	return is
+}
+
+func uniqueTypes(ts []licentia.EventType) []licentia.EventType {
+	var out []licentia.EventType
+	for _, t := range ts {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// baseHost is the host of LICENTIA_BASE_URL; endpoints may not be under it.
+func (s *Service) baseHost() string { return webhooks.HostOf(s.baseURL) }
+
+// webhooksReady answers 503 webhooks_not_configured while LICENTIA_BASE_URL
+// is unset or the master key is unavailable.
+func (s *Service) webhooksReady() error {
+	if _, err := s.keys.Master(); err != nil || s.baseURL == "" {
+		return licentia.Errorf(licentia.CodeWebhooksNotConfigured, "Webhooks are not configured on this service.")
+	}
+	return nil
+}
+
+// WebhookEndpoints lists the caller's endpoints, oldest first.
+func (s *Service) WebhookEndpoints(ctx context.Context, orgID string) ([]licentia.WebhookEndpoint, error) {
+	if err := s.webhooksReady(); err != nil {
+		return nil, err
+	}
+	return s.store.WebhookEndpoints(ctx, orgID)
+}
+
+// WebhookEndpoint reads one of the caller's endpoints.
+func (s *Service) WebhookEndpoint(ctx context.Context, orgID, id string) (*licentia.WebhookEndpoint, error) {
+	e, err := s.store.WebhookEndpoint(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	return e, s.webhooksReady()
+}
+
+// AddWebhookEndpoint adds an endpoint with a new secret, shown once. Every
+// endpoint counts against the plan, turned-off ones included.
+func (s *Service) AddWebhookEndpoint(ctx context.Context, actor licentia.Actor, orgID string, in EndpointInput) (*licentia.WebhookEndpoint, webhooks.Secret, error) {
+	if err := s.validateEndpoint(&in, true).Err(); err != nil {
+		return nil, webhooks.Secret{}, err
+	}
+	now := s.now()
+	e := &licentia.WebhookEndpoint{ID: licentia.NewID(), OrgID: orgID, URL: *in.URL, EventTypes: in.EventTypes,
+		Description: deref(in.Description, ""), Enabled: deref(in.Enabled, true), CreatedAt: now, UpdatedAt: now}
+	if !e.Enabled {
+		r := licentia.DisabledByMaker
+		e.DisabledReason = &r
+	}
+	var secret webhooks.Secret
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.LockOrganization(ctx, orgID); err != nil {
+			return err
+		}
+		o, err := tx.Organization(ctx, orgID)
+		if err != nil {
+			return err
+		}
+		l, err := s.limits(o)
+		if err != nil {
+			return err
+		}
+		existing, err := tx.WebhookEndpoints(ctx, orgID)
+		if err != nil {
+			return err
+		}
+		if n := int64(len(existing)); n >= l.WebhookEndpoints {
+			return licentia.PlanLimit(o.Plan, "webhook_endpoints", l.WebhookEndpoints, n)
+		}
+		if err := s.webhooksReady(); err != nil {
+			return err
+		}
+		master, err := s.sealingKey(ctx, tx)
+		if err != nil {
+			return err
+		}
+		var rec *licentia.WebhookSecret
+		secret, rec = webhooks.NewSecret(master, e.ID, now)
+		if err := tx.CreateWebhookEndpoint(ctx, e, rec); err != nil {
+			return err
+		}
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditWebhookCreated, Actor: actor, At: now},
+			map[string]any{"webhook_endpoint_id": e.ID, "url": e.URL, "event_types": e.EventTypes, "enabled": e.Enabled})
+	})
+	if err != nil {
+		return nil, webhooks.Secret{}, fmt.Errorf("add webhook endpoint: %w", err)
+	}
+	return e, secret, nil
+}
+
+// UpdateWebhookEndpoint changes an endpoint. Turning it on clears its
+// disabled_reason; turning it off by hand records disabled_by_maker.
+func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor licentia.Actor, orgID, id string, in EndpointInput) (*licentia.WebhookEndpoint, error) {
+	if err := s.validateEndpoint(&in, false).Err(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var e *licentia.WebhookEndpoint
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		if e, err = tx.WebhookEndpoint(ctx, orgID, id); err != nil {
+			return err
+		}
+		if err := s.webhooksReady(); err != nil {
+			return err
+		}
+		if in.URL != nil {
+			e.URL = *in.URL
+		}
+		if in.EventTypes != nil {
+			e.EventTypes = in.EventTypes
+		}
+		if in.Description != nil {
+			e.Description = *in.Description
+		}
+		if in.Enabled != nil && *in.Enabled != e.Enabled {
+			e.Enabled, e.DisabledReason = *in.Enabled, nil
+			if !e.Enabled {
+				r := licentia.DisabledByMaker
+				e.DisabledReason = &r
+			}
+		}
+		e.UpdatedAt = now
+		if err := tx.UpdateWebhookEndpoint(ctx, e); err != nil {
+			return err
+		}
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditWebhookUpdated, Actor: actor, At: now},
+			map[string]any{"webhook_endpoint_id": e.ID, "url": e.URL, "event_types": e.EventTypes, "enabled": e.Enabled})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update webhook endpoint: %w", err)
+	}
+	return e, nil
+}
+
+// DeleteWebhookEndpoint removes an endpoint, its secrets and its
+// deliveries; pending attempts stop.
+func (s *Service) DeleteWebhookEndpoint(ctx context.Context, actor licentia.Actor, orgID, id string) error {
+	now := s.now()
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		if _, err := tx.WebhookEndpoint(ctx, orgID, id); err != nil {
+			return err
+		}
+		if err := s.webhooksReady(); err != nil {
+			return err
+		}
+		if err := tx.DeleteWebhookEndpoint(ctx, orgID, id); err != nil {
+			return err
+		}
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditWebhookDeleted, Actor: actor, At: now},
+			map[string]any{"webhook_endpoint_id": id})
+	})
+	if err != nil {
+		return fmt.Errorf("delete webhook endpoint: %w", err)
+	}
+	return nil
+}
+
+// RotateWebhookSecret replaces an endpoint's secret; the old one still signs
+// for 24 hours.
+func (s *Service) RotateWebhookSecret(ctx context.Context, actor licentia.Actor, orgID, id string) (*licentia.WebhookEndpoint, webhooks.Secret, error) {
+	now := s.now()
+	var e *licentia.WebhookEndpoint
+	var secret webhooks.Secret
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		if e, err = tx.WebhookEndpoint(ctx, orgID, id); err != nil {
+			return err
+		}
+		if err := s.webhooksReady(); err != nil {
+			return err
+		}
+		master, err := s.sealingKey(ctx, tx)
+		if err != nil {
+			return err
+		}
+		var rec *licentia.WebhookSecret
+		secret, rec = webhooks.NewSecret(master, e.ID, now)
+		if err := tx.ReplaceWebhookSecret(ctx, rec, now); err != nil {
+			return err
+		}
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditWebhookSecretRotated, Actor: actor, At: now},
+			map[string]any{"webhook_endpoint_id": id})
+	})
+	if err != nil {
+		return nil, webhooks.Secret{}, fmt.Errorf("rotate webhook secret: %w", err)
+	}
+	return e, secret, nil
+}
+
+// Deliveries lists an endpoint's deliveries newest first, a page at a time;
+// next is the cursor of the following page, or nil on the last.
+func (s *Service) Deliveries(ctx context.Context, orgID, endpointID string, after *string) (ds []licentia.Delivery, next *string, err error) {
+	if _, err := s.WebhookEndpoint(ctx, orgID, endpointID); err != nil {
+		return nil, nil, err
+	}
+	if after != nil {
+		if _, err := s.store.Delivery(ctx, orgID, endpointID, *after); err != nil {
+			var is licentia.Issues
+			is.Add("query.cursor", "is not a cursor of this endpoint's deliveries")
+			return nil, nil, is.Err()
+		}
+	}
+	ds, err = s.store.Deliveries(ctx, orgID, endpointID, after, MaxDeliveries+1)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(ds) > MaxDeliveries {
+		ds = ds[:MaxDeliveries]
+		next = &ds[MaxDeliveries-1].ID
+	}
+	return ds, next, nil
+}
+
+// RetryDelivery queues a delivery to be sent again now and returns it.
+func (s *Service) RetryDelivery(ctx context.Context, actor licentia.Actor, orgID, endpointID, id string) (*licentia.Delivery, error) {
+	now := s.now()
+	var d *licentia.Delivery
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		if _, err := tx.WebhookEndpoint(ctx, orgID, endpointID); err != nil {
+			return err
+		}
+		if _, err := tx.Delivery(ctx, orgID, endpointID, id); err != nil {
+			return err
+		}
+		if err := s.webhooksReady(); err != nil {
+			return err
+		}
+		if err := tx.RequeueDelivery(ctx, orgID, endpointID, id, now); err != nil {
+			return err
+		}
+		var err error
+		if d, err = tx.Delivery(ctx, orgID, endpointID, id); err != nil {
+			return err
+		}
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditDeliveryRetried, Actor: actor, At: now},
+			map[string]any{"webhook_endpoint_id": endpointID, "delivery_id": id})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("retry delivery: %w", err)
+	}
+	return d, nil
+}

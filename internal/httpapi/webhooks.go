@@ -1,0 +1,225 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/licentia"
+)
+
+type endpointJSON struct {
+	ID             string               `json:"id"`
+	URL            string               `json:"url"`
+	EventTypes     []licentia.EventType `json:"event_types"`
+	Description    string               `json:"description"`
+	Enabled        bool                 `json:"enabled"`
+	DisabledReason *string              `json:"disabled_reason"`
+	CreatedAt      string               `json:"created_at"`
+	UpdatedAt      string               `json:"updated_at"`
+}
+
+func toEndpointJSON(e *licentia.WebhookEndpoint) endpointJSON {
+	return endpointJSON{ID: e.ID, URL: e.URL, EventTypes: e.EventTypes, Description: e.Description, Enabled: e.Enabled,
+		DisabledReason: e.DisabledReason, CreatedAt: licentia.FormatTime(e.CreatedAt), UpdatedAt: licentia.FormatTime(e.UpdatedAt)}
+}
+
+type endpointAnswer struct {
+	Endpoint endpointJSON `json:"webhook_endpoint"`
+}
+
+type endpointSecretAnswer struct {
+	Endpoint endpointJSON `json:"webhook_endpoint"`
+	Secret   string       `json:"secret"`
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	readQuery(r, &is)
+	if err := is.Err(); err != nil {
+		return err
+	}
+	es, err := s.admin.WebhookEndpoints(r.Context(), callerOf(r).OrgID)
+	if err != nil {
+		return err
+	}
+	out := make([]endpointJSON, len(es))
+	for i := range es {
+		out[i] = toEndpointJSON(&es[i])
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"webhook_endpoints": out})
+	return nil
+}
+
+// endpointInput reads an add or change body.
+func endpointInput(b *body, add bool) admin.EndpointInput {
+	in := admin.EndpointInput{
+		URL:         b.str("url", add),
+		Description: b.str("description", false),
+		Enabled:     b.boolean("enabled", false),
+	}
+	if types := b.strings("event_types", add); types != nil {
+		in.EventTypes = make([]licentia.EventType, len(types))
+		for i, t := range types {
+			in.EventTypes[i] = licentia.EventType(t)
+		}
+	}
+	return in
+}
+
+var endpointFields = []string{"url", "event_types", "description", "enabled"}
+
+func (s *Server) addWebhook(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	readQuery(r, &is)
+	b, err := readBody(r, &is, endpointFields...)
+	if err != nil {
+		return err
+	}
+	in := endpointInput(b, true)
+	if err := is.Err(); err != nil {
+		return err
+	}
+	c := callerOf(r)
+	e, secret, err := s.admin.AddWebhookEndpoint(r.Context(), c.Actor, c.OrgID, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, endpointSecretAnswer{Endpoint: toEndpointJSON(e), Secret: secret.Reveal()})
+	return nil
+}
+
+func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	id := pathUUID(r, "id", &is)
+	readQuery(r, &is)
+	if err := is.Err(); err != nil {
+		return err
+	}
+	e, err := s.admin.WebhookEndpoint(r.Context(), callerOf(r).OrgID, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, endpointAnswer{Endpoint: toEndpointJSON(e)})
+	return nil
+}
+
+func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	id := pathUUID(r, "id", &is)
+	readQuery(r, &is)
+	b, err := readBody(r, &is, endpointFields...)
+	if err != nil {
+		return err
+	}
+	in := endpointInput(b, false)
+	if err := is.Err(); err != nil {
+		return err
+	}
+	c := callerOf(r)
+	e, err := s.admin.UpdateWebhookEndpoint(r.Context(), c.Actor, c.OrgID, id, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, endpointAnswer{Endpoint: toEndpointJSON(e)})
+	return nil
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	id := pathUUID(r, "id", &is)
+	readQuery(r, &is)
+	if err := is.Err(); err != nil {
+		return err
+	}
+	c := callerOf(r)
+	if err := s.admin.DeleteWebhookEndpoint(r.Context(), c.Actor, c.OrgID, id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	id := pathUUID(r, "id", &is)
+	readQuery(r, &is)
+	if _, err := readBody(r, &is); err != nil {
+		return err
+	}
+	if err := is.Err(); err != nil {
+		return err
+	}
+	c := callerOf(r)
+	e, secret, err := s.admin.RotateWebhookSecret(r.Context(), c.Actor, c.OrgID, id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, endpointSecretAnswer{Endpoint: toEndpointJSON(e), Secret: secret.Reveal()})
+	return nil
+}
+
+type deliveryJSON struct {
+	ID             string                  `json:"id"`
+	EventID        string                  `json:"event_id"`
+	EventType      licentia.EventType      `json:"event_type"`
+	Status         licentia.DeliveryStatus `json:"status"`
+	Attempts       int                     `json:"attempts"`
+	LastAttemptAt  *string                 `json:"last_attempt_at"`
+	NextAttemptAt  *string                 `json:"next_attempt_at"`
+	LastStatusCode *int                    `json:"last_status_code"`
+	FailureReason  *string                 `json:"failure_reason"`
+	CreatedAt      string                  `json:"created_at"`
+}
+
+func toDeliveryJSON(d *licentia.Delivery) deliveryJSON {
+	return deliveryJSON{ID: d.ID, EventID: d.EventID, EventType: d.EventType, Status: d.Status, Attempts: d.Attempts,
+		LastAttemptAt: formatTimePtr(d.LastAttemptAt), NextAttemptAt: formatTimePtr(d.NextAttemptAt),
+		LastStatusCode: d.LastStatusCode, FailureReason: d.FailureReason, CreatedAt: licentia.FormatTime(d.CreatedAt)}
+}
+
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	id := pathUUID(r, "id", &is)
+	q := readQuery(r, &is, "cursor")
+	var cursor *string
+	if v, ok := q.get("cursor"); ok {
+		c, ok := licentia.ParseUUID(v)
+		if !ok {
+			is.Add("query.cursor", "is not a cursor of this endpoint's deliveries")
+		}
+		cursor = &c
+	}
+	if err := is.Err(); err != nil {
+		return err
+	}
+	ds, next, err := s.admin.Deliveries(r.Context(), callerOf(r).OrgID, id, cursor)
+	if err != nil {
+		return err
+	}
+	out := make([]deliveryJSON, len(ds))
+	for i := range ds {
+		out[i] = toDeliveryJSON(&ds[i])
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"deliveries": out, "next_cursor": next})
+	return nil
+}
+
+func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	id := pathUUID(r, "id", &is)
+	deliveryID := pathUUID(r, "deliveryId", &is)
+	readQuery(r, &is)
+	if _, err := readBody(r, &is); err != nil {
+		return err
+	}
+	if err := is.Err(); err != nil {
+		return err
+	}
+	c := callerOf(r)
+	d, err := s.admin.RetryDelivery(r.Context(), c.Actor, c.OrgID, id, deliveryID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{"delivery": toDeliveryJSON(d)})
+	return nil
+}
