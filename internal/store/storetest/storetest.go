@@ -68,6 +68,18 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AnonymiseActivations", testAnonymiseActivations},
 		{"Events", testEvents},
 		{"LicenceAudit", testLicenceAudit},
+		{"WebhookEndpoints", testWebhookEndpoints},
+		{"WebhookSecrets", testWebhookSecrets},
+		{"WebhookSecretRace", testWebhookSecretRace},
+		{"DeleteWebhookEndpoint", testDeleteWebhookEndpoint},
+		{"WebhookIsolation", testWebhookIsolation},
+		{"WebhookMalformedIDs", testWebhookMalformedIDs},
+		{"Deliveries", testDeliveries},
+		{"EventDeliveries", testEventDeliveries},
+		{"ClaimDeliveries", testClaimDeliveries},
+		{"FinishAttempt", testFinishAttempt},
+		{"RequeueDelivery", testRequeueDelivery},
+		{"ClaimRace", testClaimRace},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
 	}

@@ -1,0 +1,158 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+)
+
+const deliveryColumns = `id, org_id, endpoint_id, event_id, event_type, status, attempts, last_attempt_at, next_attempt_at,
+	last_status_code, failure_reason, created_at`
+
+func deliveryNotFound() error {
+	return store.NotFound(licentia.CodeWebhookDeliveryNotFound, "Webhook delivery")
+}
+
+func scanDelivery(row pgx.Row) (*licentia.Delivery, error) {
+	var d licentia.Delivery
+	err := row.Scan(&d.ID, &d.OrgID, &d.EndpointID, &d.EventID, &d.EventType, &d.Status, &d.Attempts, &d.LastAttemptAt,
+		&d.NextAttemptAt, &d.LastStatusCode, &d.FailureReason, &d.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, deliveryNotFound()
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.LastAttemptAt, d.NextAttemptAt, d.CreatedAt = utcPtr(d.LastAttemptAt), utcPtr(d.NextAttemptAt), d.CreatedAt.UTC()
+	return &d, nil
+}
+
+func (r reader) queryDeliveries(ctx context.Context, query string, args ...any) ([]licentia.Delivery, error) {
+	rows, err := r.q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return collect(rows, scanDelivery)
+}
+
+// Deliveries pages with a keyset cursor: the rows after the cursor's
+// (created_at, id). A cursor that is not a delivery of this endpoint finds
+// nothing, as on SQLite.
+func (r reader) Deliveries(ctx context.Context, orgID, endpointID string, after *string, limit int) ([]licentia.Delivery, error) {
+	if !isID(orgID) || !isID(endpointID) || (after != nil && !isID(*after)) {
+		return nil, nil
+	}
+	q := `SELECT ` + deliveryColumns + ` FROM webhook_deliveries WHERE org_id = @org AND endpoint_id = @endpoint`
+	args := pgx.NamedArgs{"org": orgID, "endpoint": endpointID, "limit": limit}
+	if after != nil {
+		q += ` AND (created_at, id) < (SELECT created_at, id FROM webhook_deliveries
+			WHERE org_id = @org AND endpoint_id = @endpoint AND id = @after)`
+		args["after"] = *after
+	}
+	ds, err := r.queryDeliveries(ctx, q+` ORDER BY created_at DESC, id DESC LIMIT @limit`, args)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	return ds, nil
+}
+
+func (r reader) Delivery(ctx context.Context, orgID, endpointID, id string) (*licentia.Delivery, error) {
+	if !isID(orgID) || !isID(endpointID) || !isID(id) {
+		return nil, fmt.Errorf("read delivery: %w", deliveryNotFound())
+	}
+	d, err := scanDelivery(r.q.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE org_id = $1 AND endpoint_id = $2 AND id = $3`, orgID, endpointID, id))
+	if err != nil {
+		return nil, fmt.Errorf("read delivery: %w", err)
+	}
+	return d, nil
+}
+
+// Event ids are text (evt_...), so any valid text may be looked up.
+func (r reader) Event(ctx context.Context, id string) (*licentia.Event, error) {
+	if !isText(id) {
+		return nil, fmt.Errorf("read event: %w", store.NotFound(licentia.CodeNotFound, "Event"))
+	}
+	e, err := scanEvent(r.q.QueryRow(ctx, `SELECT id, org_id, type, licence_id, at, body FROM events WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("read event: %w", store.NotFound(licentia.CodeNotFound, "Event"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read event: %w", err)
+	}
+	return e, nil
+}
+
+// CreateDeliveries sends the inserts as one batch, one round trip.
+func (t *tx) CreateDeliveries(ctx context.Context, ds []licentia.Delivery) error {
+	b := &pgx.Batch{}
+	for _, d := range ds {
+		b.Queue(`INSERT INTO webhook_deliveries (`+deliveryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			d.ID, d.OrgID, d.EndpointID, d.EventID, string(d.EventType), string(d.Status), d.Attempts, msPtr(d.LastAttemptAt),
+			msPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, ms(d.CreatedAt))
+	}
+	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("create deliveries: %w", err)
+	}
+	return nil
+}
+
+// ClaimDeliveries is one statement, safe across processes: the subquery
+// locks the due rows it picks, skipping rows another claim holds, and the
+// UPDATE leases them. A row another claim leased and committed after this
+// statement began is re-checked under its lock (READ COMMITTED) and, now
+// leased, left out. RETURNING gives rows in no order, so they are sorted
+// here, as SQLite's claim returns them.
+func (t *tx) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, limit int) ([]licentia.Delivery, error) {
+	ds, err := t.queryDeliveries(ctx, `UPDATE webhook_deliveries SET leased_until = $1 WHERE id IN (
+		SELECT id FROM webhook_deliveries
+		WHERE status = 'pending' AND next_attempt_at <= $2 AND (leased_until IS NULL OR leased_until <= $2)
+		ORDER BY next_attempt_at, id LIMIT $3 FOR UPDATE SKIP LOCKED)
+		RETURNING `+deliveryColumns, ms(leaseUntil), ms(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("claim deliveries: %w", err)
+	}
+	slices.SortFunc(ds, func(a, b licentia.Delivery) int {
+		return cmp.Or(a.NextAttemptAt.Compare(*b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
+	})
+	return ds, nil
+}
+
+// FinishAttempt writes the outcome and ends the lease. A delivery deleted
+// meanwhile, with its endpoint or its event, is no error: there is nothing
+// left to record.
+func (t *tx) FinishAttempt(ctx context.Context, d *licentia.Delivery) error {
+	if !isID(d.ID) {
+		return nil
+	}
+	_, err := t.tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
+		next_attempt_at = $4, last_status_code = $5, failure_reason = $6, leased_until = NULL WHERE id = $7`,
+		string(d.Status), d.Attempts, msPtr(d.LastAttemptAt), msPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, d.ID)
+	if err != nil {
+		return fmt.Errorf("finish attempt: %w", err)
+	}
+	return nil
+}
+
+func (t *tx) RequeueDelivery(ctx context.Context, orgID, endpointID, id string, now time.Time) error {
+	if !isID(orgID) || !isID(endpointID) || !isID(id) {
+		return fmt.Errorf("requeue delivery: %w", deliveryNotFound())
+	}
+	tag, err := t.tx.Exec(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1
+		WHERE org_id = $2 AND endpoint_id = $3 AND id = $4`, ms(now), orgID, endpointID, id)
+	if err != nil {
+		return fmt.Errorf("requeue delivery: %w", err)
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("requeue delivery: %w", deliveryNotFound())
+	}
+	return nil
+}

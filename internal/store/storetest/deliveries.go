@@ -1,0 +1,357 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+)
+
+// newDelivery returns a pending delivery of ev to ep, created and due at
+// created.
+func newDelivery(ep *licentia.WebhookEndpoint, ev *licentia.Event, created time.Time) *licentia.Delivery {
+	return &licentia.Delivery{
+		ID: licentia.NewID(), OrgID: ep.OrgID, EndpointID: ep.ID, EventID: ev.ID, EventType: ev.Type,
+		Status: licentia.DeliveryPending, NextAttemptAt: ptr(created), CreatedAt: created,
+	}
+}
+
+// createDeliveries stores deliveries in one call.
+func createDeliveries(t *testing.T, s store.Store, ds ...*licentia.Delivery) {
+	t.Helper()
+	rows := make([]licentia.Delivery, len(ds))
+	for i, d := range ds {
+		rows[i] = *d
+	}
+	inTx(t, s, func(tx store.Tx) error { return tx.CreateDeliveries(t.Context(), rows) })
+}
+
+// storedDelivery returns d as a store reads it back.
+func storedDelivery(d *licentia.Delivery) licentia.Delivery {
+	c := *d
+	c.CreatedAt, c.LastAttemptAt, c.NextAttemptAt = atMillis(c.CreatedAt), atMillisPtr(c.LastAttemptAt), atMillisPtr(c.NextAttemptAt)
+	return c
+}
+
+func storedDeliveries(ds ...*licentia.Delivery) []licentia.Delivery {
+	out := make([]licentia.Delivery, len(ds))
+	for i, d := range ds {
+		out[i] = storedDelivery(d)
+	}
+	return out
+}
+
+// claim claims deliveries in a transaction that commits.
+func claim(t *testing.T, s store.Store, now, leaseUntil time.Time, limit int) []licentia.Delivery {
+	t.Helper()
+	var ds []licentia.Delivery
+	inTx(t, s, func(tx store.Tx) error {
+		var err error
+		ds, err = tx.ClaimDeliveries(t.Context(), now, leaseUntil, limit)
+		return err
+	})
+	return ds
+}
+
+func finish(t *testing.T, s store.Store, d *licentia.Delivery) {
+	t.Helper()
+	inTx(t, s, func(tx store.Tx) error { return tx.FinishAttempt(t.Context(), d) })
+}
+
+// readDelivery reads a delivery that must exist.
+func readDelivery(t *testing.T, r store.Reader, d *licentia.Delivery) *licentia.Delivery {
+	t.Helper()
+	got, err := r.Delivery(t.Context(), d.OrgID, d.EndpointID, d.ID)
+	if err != nil {
+		t.Fatalf("Delivery(%s) error = %v", d.ID, err)
+	}
+	return got
+}
+
+// testDeliveries lists an endpoint's deliveries newest first, id breaking
+// ties, and pages through them with the after cursor: with any page size,
+// every delivery comes exactly once, though four share one created_at.
+func testDeliveries(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	o := createOrganization(t, s, "acme")
+	ep, other := newEndpoint(o.ID, base), newEndpoint(o.ID, base)
+	createEndpoint(t, s, ep)
+	createEndpoint(t, s, other)
+	ev := createEvent(t, s, o.ID, base)
+	zone := time.FixedZone("UTC+9", 9*60*60)
+	full := newDelivery(ep, ev, base.Add(-time.Hour+1500*time.Microsecond).In(zone))
+	full.Status, full.Attempts, full.LastStatusCode, full.FailureReason = licentia.DeliveryPending, 3, ptr(503), ptr(licentia.FailureStatus)
+	full.LastAttemptAt, full.NextAttemptAt = ptr(base.Add(-time.Minute+time.Microsecond).In(zone)), ptr(base.Add(time.Hour+time.Microsecond))
+	same := make([]*licentia.Delivery, 4)
+	for i, n := range []int{3, 1, 4, 2} {
+		same[i] = newDelivery(ep, ev, base)
+		same[i].ID = seqID(n)
+	}
+	oldest, newest := newDelivery(ep, ev, base.Add(-2*time.Hour)), newDelivery(ep, ev, base.Add(time.Hour))
+	all := append([]*licentia.Delivery{full, oldest, newest, newDelivery(other, ev, base)}, same...)
+	createDeliveries(t, s, all...)
+	want := storedDeliveries(newest, same[2], same[0], same[3], same[1], full, oldest)
+
+	eachReader(t, s, func(t *testing.T, r store.Reader) {
+		got, err := r.Deliveries(ctx, o.ID, ep.ID, nil, 100)
+		if diff := cmp.Diff(want, got); diff != "" || err != nil {
+			t.Errorf("Deliveries() error = %v, mismatch (-want +got):\n%s", err, diff)
+		}
+		for _, w := range want {
+			d, err := r.Delivery(ctx, o.ID, ep.ID, w.ID)
+			if diff := cmp.Diff(&w, d); diff != "" || err != nil {
+				t.Errorf("Delivery(%s) error = %v, mismatch (-want +got):\n%s", w.ID, err, diff)
+				continue
+			}
+			wantUTC(t, "Delivery()", &d.CreatedAt, d.LastAttemptAt, d.NextAttemptAt)
+		}
+		for limit := 1; limit <= 4; limit++ {
+			t.Run(fmt.Sprintf("pages of %d", limit), func(t *testing.T) {
+				var ids []string
+				var after *string
+				for range len(want) + 1 {
+					page, err := r.Deliveries(ctx, o.ID, ep.ID, after, limit)
+					if err != nil || len(page) > limit {
+						t.Errorf("Deliveries(after %v) = %d rows, %v, want at most %d", after, len(page), err, limit)
+						return
+					}
+					if len(page) == 0 {
+						break
+					}
+					for _, d := range page {
+						ids = append(ids, d.ID)
+					}
+					after = &page[len(page)-1].ID
+				}
+				if diff := cmp.Diff(deliveryIDs(want), ids); diff != "" {
+					t.Errorf("paged Deliveries() mismatch (-want +got):\n%s", diff)
+				}
+			})
+		}
+	})
+}
+
+func deliveryIDs(ds []licentia.Delivery) []string {
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	return ids
+}
+
+// testEventDeliveries reads an event by its id and deletes it: its
+// deliveries go with it, another event's stay.
+func testEventDeliveries(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	o := createOrganization(t, s, "acme")
+	ep := newEndpoint(o.ID, base)
+	createEndpoint(t, s, ep)
+	zone := time.FixedZone("UTC+1", 60*60)
+	old, kept := createEvent(t, s, o.ID, base.Add(-time.Hour+1500*time.Microsecond).In(zone)), createEvent(t, s, o.ID, base)
+	oldDelivery, keptDelivery := newDelivery(ep, old, base.Add(-time.Hour)), newDelivery(ep, kept, base)
+	createDeliveries(t, s, oldDelivery, keptDelivery)
+	eachReader(t, s, func(t *testing.T, r store.Reader) {
+		want := *old
+		want.At = atMillis(want.At)
+		got, err := r.Event(ctx, old.ID)
+		if diff := cmp.Diff(&want, got); diff != "" || err != nil {
+			t.Errorf("Event() error = %v, mismatch (-want +got):\n%s", err, diff)
+			return
+		}
+		wantUTC(t, "Event()", &got.At)
+		_, err = r.Event(ctx, newEventID())
+		wantCode(t, "Event(missing)", err, licentia.CodeNotFound)
+	})
+
+	inTx(t, s, func(tx store.Tx) error {
+		n, err := tx.DeleteEventsBefore(ctx, base)
+		if n != 1 {
+			t.Errorf("DeleteEventsBefore() = %d, want 1", n)
+		}
+		return err
+	})
+	_, err := s.Event(ctx, old.ID)
+	wantCode(t, "Event(deleted)", err, licentia.CodeNotFound)
+	_, err = s.Delivery(ctx, o.ID, ep.ID, oldDelivery.ID)
+	wantCode(t, "Delivery(of deleted event)", err, licentia.CodeWebhookDeliveryNotFound)
+	got, err := s.Deliveries(ctx, o.ID, ep.ID, nil, 10)
+	if diff := cmp.Diff(storedDeliveries(keptDelivery), got); diff != "" || err != nil {
+		t.Errorf("Deliveries() error = %v, mismatch (-want +got):\n%s", err, diff)
+	}
+	if diff := cmp.Diff(storedDeliveries(keptDelivery), claim(t, s, base, base.Add(time.Minute), 10)); diff != "" {
+		t.Errorf("ClaimDeliveries() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// testClaimDeliveries claims only pending deliveries due at now and not
+// leased, earliest first (id breaking ties), at most limit of them; a
+// claimed one is not claimed again until its lease has passed.
+func testClaimDeliveries(t *testing.T, s store.Store) {
+	o := createOrganization(t, s, "acme")
+	ep := newEndpoint(o.ID, base)
+	createEndpoint(t, s, ep)
+	ev := createEvent(t, s, o.ID, base)
+	due := func(n int, next time.Time) *licentia.Delivery {
+		d := newDelivery(ep, ev, base.Add(-time.Hour))
+		d.ID, d.NextAttemptAt = seqID(n), ptr(next)
+		return d
+	}
+	early, tieA, tieB := due(5, base.Add(-time.Minute)), due(2, base.Add(-time.Second)), due(1, base.Add(-time.Second))
+	atNow, later := due(3, base), due(4, base.Add(time.Minute))
+	succeeded, failed, unscheduled := due(6, base.Add(-time.Hour)), due(7, base.Add(-time.Hour)), due(8, base)
+	succeeded.Status, failed.Status, unscheduled.NextAttemptAt = licentia.DeliverySucceeded, licentia.DeliveryFailed, nil
+	createDeliveries(t, s, later, succeeded, atNow, tieA, failed, early, unscheduled, tieB)
+
+	lease := base.Add(5 * time.Minute)
+	for _, tt := range []struct {
+		name       string
+		now, until time.Time
+		limit      int
+		want       []*licentia.Delivery
+	}{
+		{"limit", base, lease, 2, []*licentia.Delivery{early, tieB}},
+		{"rest due", base, lease, 10, []*licentia.Delivery{tieA, atNow}},
+		{"all leased", base, lease, 10, nil},
+		{"later due", base.Add(time.Minute), lease, 10, []*licentia.Delivery{later}},
+		{"lease not passed", lease.Add(-time.Millisecond), lease.Add(time.Hour), 10, nil},
+		{"lease passed", lease, lease.Add(time.Hour), 10, []*licentia.Delivery{early, tieB, tieA, atNow, later}},
+	} {
+		got := claim(t, s, tt.now, tt.until, tt.limit)
+		if diff := cmp.Diff(storedDeliveries(tt.want...), got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: ClaimDeliveries() mismatch (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+// testFinishAttempt records attempts: every field is written and the lease
+// ends, so a delivery still pending is claimed again at its next attempt.
+func testFinishAttempt(t *testing.T, s store.Store) {
+	o := createOrganization(t, s, "acme")
+	ep := newEndpoint(o.ID, base)
+	createEndpoint(t, s, ep)
+	ev := createEvent(t, s, o.ID, base)
+	// other is due after the claims below.
+	d, other := newDelivery(ep, ev, base), newDelivery(ep, ev, base.Add(time.Hour))
+	createDeliveries(t, s, d, other)
+	claimed := claim(t, s, base, base.Add(time.Hour), 1)
+	if len(claimed) != 1 || claimed[0].ID != d.ID {
+		t.Fatalf("ClaimDeliveries() = %+v, want %s", claimed, d.ID)
+	}
+	zone := time.FixedZone("UTC-3", -3*60*60)
+	retry := claimed[0]
+	retry.Attempts, retry.LastStatusCode, retry.FailureReason = 1, ptr(503), ptr(licentia.FailureStatus)
+	retry.LastAttemptAt = ptr(base.Add(time.Second + 1500*time.Microsecond).In(zone))
+	retry.NextAttemptAt = ptr(base.Add(time.Minute + time.Microsecond).In(zone))
+	finish(t, s, &retry)
+	if diff := cmp.Diff(storedDelivery(&retry), *readDelivery(t, s, d)); diff != "" {
+		t.Errorf("Delivery() after a failed attempt mismatch (-want +got):\n%s", diff)
+	}
+	// Before the lease would have passed: FinishAttempt ended it.
+	again := claim(t, s, base.Add(time.Minute), base.Add(2*time.Hour), 1)
+	if diff := cmp.Diff(storedDeliveries(&retry), again); diff != "" {
+		t.Errorf("ClaimDeliveries() after FinishAttempt mismatch (-want +got):\n%s", diff)
+	}
+
+	done := again[0]
+	done.Status, done.Attempts, done.NextAttemptAt = licentia.DeliverySucceeded, 2, nil
+	done.LastAttemptAt, done.LastStatusCode, done.FailureReason = ptr(base.Add(time.Minute)), ptr(204), nil
+	gaveUp := *other
+	gaveUp.Status, gaveUp.Attempts, gaveUp.NextAttemptAt = licentia.DeliveryFailed, 1, nil
+	gaveUp.LastAttemptAt, gaveUp.LastStatusCode, gaveUp.FailureReason = ptr(base.Add(time.Minute)), nil, ptr(licentia.FailureTimeout)
+	for _, want := range []*licentia.Delivery{&done, &gaveUp} {
+		finish(t, s, want)
+		if diff := cmp.Diff(storedDelivery(want), *readDelivery(t, s, want)); diff != "" {
+			t.Errorf("Delivery() after the last attempt mismatch (-want +got):\n%s", diff)
+		}
+	}
+	if got := claim(t, s, base.Add(24*time.Hour), base.Add(25*time.Hour), 10); len(got) != 0 {
+		t.Errorf("ClaimDeliveries() of finished deliveries = %+v, want none", got)
+	}
+	// A delivery deleted meanwhile (with its endpoint or event) leaves
+	// nothing to record, and is no error.
+	vanished := done
+	vanished.ID = licentia.NewID()
+	finish(t, s, &vanished)
+}
+
+// testRequeueDelivery makes a failed delivery pending and due at now,
+// keeping its history; only the endpoint's own delivery can be requeued.
+func testRequeueDelivery(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	o := createOrganization(t, s, "acme")
+	ep, other := newEndpoint(o.ID, base), newEndpoint(o.ID, base)
+	createEndpoint(t, s, ep)
+	createEndpoint(t, s, other)
+	ev := createEvent(t, s, o.ID, base)
+	d := newDelivery(ep, ev, base)
+	d.Status, d.Attempts, d.NextAttemptAt = licentia.DeliveryFailed, 9, nil
+	d.LastAttemptAt, d.LastStatusCode, d.FailureReason = ptr(base.Add(time.Hour)), ptr(500), ptr(licentia.FailureStatus)
+	createDeliveries(t, s, d)
+
+	now := base.Add(2*time.Hour + 1500*time.Microsecond)
+	inTx(t, s, func(tx store.Tx) error { return tx.RequeueDelivery(ctx, o.ID, ep.ID, d.ID, now) })
+	want := storedDelivery(d)
+	want.Status, want.NextAttemptAt = licentia.DeliveryPending, ptr(atMillis(now))
+	if diff := cmp.Diff(want, *readDelivery(t, s, d)); diff != "" {
+		t.Errorf("Delivery() after RequeueDelivery() mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]licentia.Delivery{want}, claim(t, s, atMillis(now), now.Add(time.Hour), 10)); diff != "" {
+		t.Errorf("ClaimDeliveries() after RequeueDelivery() mismatch (-want +got):\n%s", diff)
+	}
+	err := s.InTx(ctx, func(tx store.Tx) error { return tx.RequeueDelivery(ctx, o.ID, ep.ID, licentia.NewID(), now) })
+	wantCode(t, "RequeueDelivery(missing)", err, licentia.CodeWebhookDeliveryNotFound)
+	err = s.InTx(ctx, func(tx store.Tx) error { return tx.RequeueDelivery(ctx, o.ID, other.ID, d.ID, now) })
+	wantCode(t, "RequeueDelivery(another endpoint's)", err, licentia.CodeWebhookDeliveryNotFound)
+}
+
+// testClaimRace: claimers in separate transactions share the due
+// deliveries; each is claimed exactly once.
+func testClaimRace(t *testing.T, s store.Store) {
+	const racers, limit, total = 8, 5, 20
+	ctx := t.Context()
+	o := createOrganization(t, s, "acme")
+	ep := newEndpoint(o.ID, base)
+	createEndpoint(t, s, ep)
+	ev := createEvent(t, s, o.ID, base)
+	var ds []*licentia.Delivery
+	for i := range total {
+		ds = append(ds, newDelivery(ep, ev, base.Add(-time.Duration(i%3)*time.Second)))
+	}
+	createDeliveries(t, s, ds...)
+	claimed := make([][]licentia.Delivery, racers)
+	errs := make([]error, racers)
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Go(func() {
+			errs[i] = s.InTx(ctx, func(tx store.Tx) error {
+				var err error
+				claimed[i], err = tx.ClaimDeliveries(ctx, base, base.Add(time.Minute), limit)
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	var got []string
+	for i, err := range errs {
+		if err != nil || len(claimed[i]) > limit {
+			t.Errorf("racer %d: claimed %d, error = %v, want at most %d, nil", i, len(claimed[i]), err, limit)
+		}
+		got = append(got, deliveryIDs(claimed[i])...)
+	}
+	want := make([]string, total)
+	for i, d := range ds {
+		want[i] = d.ID
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("claimed deliveries, each once (-want +got):\n%s", diff)
+	}
+}
