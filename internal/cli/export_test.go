@@ -1,9 +1,66 @@
 package cli
 
-import "net/http"
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/signing"
+	"github.com/licentia/licentia/internal/store"
+)
 
 // WrapHandler puts wrap around the service's handler, so that a test can
 // hold a request in flight. Call it before Run.
 func (a *App) WrapHandler(wrap func(http.Handler) http.Handler) {
 	a.http.Handler = wrap(a.http.Handler)
+}
+
+// JobIntervals returns how often each of the App's background jobs runs, by
+// name.
+func (a *App) JobIntervals() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, j := range a.jobs {
+		out[j.name] = j.every
+	}
+	return out
+}
+
+// JobSteps returns the steps of serve's background jobs by name, wired as
+// NewApp wires them but on st and clk, so that a test can run them with a
+// fake clock.
+func JobSteps(st store.Store, clk clock.Clock) map[string]func(context.Context) error {
+	log := slog.New(slog.DiscardHandler)
+	keys := signing.NewKeyring(nil)
+	svc := admin.New(st, clk, licentia.DefaultPlans(), keys, log)
+	worker, err := newWorker(config.Config{}, st, clk, keys, log)
+	if err != nil {
+		panic(err) // no pins and no roots to read
+	}
+	out := map[string]func(context.Context) error{}
+	for _, j := range jobs(st, svc, signing.NewCatalogue(st, clk, log), worker, clk) {
+		out[j.name] = j.step
+	}
+	return out
+}
+
+// Job is a background job for RunJobs.
+type Job struct {
+	Name  string
+	Every time.Duration
+	Step  func(context.Context) error
+}
+
+// RunJobs runs js as serve runs its jobs and returns the wait for them to
+// stop.
+func RunJobs(ctx context.Context, log *slog.Logger, js []Job) (wait func()) {
+	var in []job
+	for _, j := range js {
+		in = append(in, job{name: j.Name, every: j.Every, step: j.Step})
+	}
+	return runJobs(ctx, log, in)
 }
