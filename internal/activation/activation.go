@@ -213,17 +213,39 @@ func (s *Service) Status(ctx context.Context, key, machineID string) (string, er
 	switch {
 	case err == nil:
 		activationID = &a.ID
-		if now.Sub(a.LastSeenAt) > seenLag {
-			a.LastSeenAt = now
-			if err := s.store.InTx(ctx, func(tx store.Tx) error { return tx.TouchActivation(ctx, a) }); err != nil &&
-				licentia.ErrorCode(err) != licentia.CodeNotFound {
-				return "", err
+		if isStale(a, now) {
+			if err := s.touch(ctx, l, machineID, now); err != nil {
+				return "", fmt.Errorf("status: %w", err)
 			}
 		}
 	case licentia.ErrorCode(err) != licentia.CodeNotFound:
 		return "", err
 	}
 	return s.verdict(sub, machineID, activationID, now)
+}
+
+// isStale reports whether a's stored last_seen_at is more than seenLag old.
+func isStale(a *licentia.Activation, now time.Time) bool { return now.Sub(a.LastSeenAt) > seenLag }
+
+// touch refreshes last_seen_at of the machine's live activation. It reads
+// the activation again while holding the licence, as Activate does: the
+// write carries label, os and app_version too, so a copy read before an
+// activation refreshed them would write the old values back.
+func (s *Service) touch(ctx context.Context, l *licentia.Licence, machineID string, now time.Time) error {
+	return s.store.InTx(ctx, func(tx store.Tx) error {
+		if _, err := tx.LockLicence(ctx, l.OrgID, l.ID); err != nil {
+			return err
+		}
+		a, err := tx.LiveActivation(ctx, l.OrgID, l.ID, machineID)
+		if licentia.ErrorCode(err) == licentia.CodeNotFound {
+			return nil // freed meanwhile: nothing to refresh
+		}
+		if err != nil || !isStale(a, now) {
+			return err
+		}
+		a.LastSeenAt = now
+		return tx.TouchActivation(ctx, a)
+	})
 }
 
 // Deactivate frees this machine's seat; nothing to free answers changed

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/events"
@@ -31,7 +32,7 @@ func (s *Server) public(pattern string, h handlerFunc) {
 // carries.
 func machineFields(b *body, is *licentia.Issues) (key, machineID *string) {
 	key, machineID = b.str("licence_key", true), b.str("machine_id", true)
-	if key != nil && (*key == "" || len(*key) > 1024) {
+	if key != nil && (*key == "" || utf8.RuneCountInString(*key) > 1024) {
 		is.Add("/licence_key", "must be 1 to 1024 characters")
 	}
 	if machineID != nil {

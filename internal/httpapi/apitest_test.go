@@ -24,6 +24,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/clock"
@@ -39,8 +40,13 @@ import (
 // rate-limit window has 60 seconds left.
 var start = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 
+// verdictValidity is LICENTIA_VERDICT_VALIDITY in every env: how long a
+// verdict may be used offline.
+const verdictValidity = 7 * 24 * time.Hour
+
 // testEnv is the real service in-process: SQLite in a temporary directory, a
-// fake clock, the in-memory rate limiter and a real HTTP server.
+// fake clock, the in-memory rate limiter, the activation service with its
+// product catalogue, and a real HTTP server.
 type testEnv struct {
 	srv   *httptest.Server
 	api   *httpapi.Server
@@ -48,6 +54,10 @@ type testEnv struct {
 	admin *admin.Service
 	clock *clock.Fake
 	logs  *logBuffer
+	// master is the env's master key (nil with noMasterKey), and cat the
+	// catalogue of products the activation routes verify keys against.
+	master *signing.MasterKey
+	cat    *signing.Catalogue
 	// org is an organization on the business plan, made for every env.
 	org *licentia.Organization
 }
@@ -71,6 +81,9 @@ type envOptions struct {
 	// wrapStore, when set, wraps the store the server and its operations
 	// use, to make a dependency fail; the env's store stays the real one.
 	wrapStore func(store.Store) store.Store
+	// limiter, when set, replaces the in-memory rate limiter (benchmarks
+	// use one that always allows).
+	limiter ratelimit.Limiter
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -78,7 +91,8 @@ func newTestEnv(t *testing.T) *testEnv {
 	return newTestEnvWith(t, envOptions{})
 }
 
-func newTestEnvWith(t *testing.T, o envOptions) *testEnv {
+// newTestEnvWith takes a testing.TB so benchmarks can serve the same env.
+func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 	t.Helper()
 	var st store.Store
 	var clk *clock.Fake
@@ -98,12 +112,27 @@ func newTestEnvWith(t *testing.T, o envOptions) *testEnv {
 	}
 	logs := &logBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	svc := admin.New(served, clk, licentia.DefaultPlans(), signing.NewKeyring(o.master(t)), log)
+	master := o.master(t)
+	keys := signing.NewKeyring(master)
+	svc := admin.New(served, clk, licentia.DefaultPlans(), keys, log)
+	// As serve does: the catalogue is loaded once before serving; later it
+	// reloads on a key it cannot verify once its clock has moved a second.
+	cat := signing.NewCatalogue(served, clk, log)
+	if err := cat.Refresh(t.Context()); err != nil {
+		t.Fatalf("Catalogue.Refresh() error = %v", err)
+	}
+	var limiter ratelimit.Limiter = ratelimit.NewMemory(clk)
+	if o.limiter != nil {
+		limiter = o.limiter
+	}
 	api := httpapi.New(httpapi.Options{
-		Store:          served,
-		Admin:          svc,
+		Store: served,
+		Admin: svc,
+		Activation: activation.New(activation.Options{
+			Store: served, Clock: clk, Keys: keys, Catalogue: cat, Validity: verdictValidity, Logger: log,
+		}),
 		Auth:           auth.NewAuthenticator(served, clk),
-		Limiter:        ratelimit.NewMemory(clk),
+		Limiter:        limiter,
 		Clock:          clk,
 		Logger:         log,
 		TrustedProxies: o.trustedProxies,
@@ -114,7 +143,7 @@ func newTestEnvWith(t *testing.T, o envOptions) *testEnv {
 	}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	e := &testEnv{srv: srv, api: api, store: st, admin: svc, clock: clk, logs: logs}
+	e := &testEnv{srv: srv, api: api, store: st, admin: svc, clock: clk, logs: logs, master: master, cat: cat}
 	if o.shareStore != nil {
 		e.org = o.shareStore.org
 		return e
@@ -125,7 +154,7 @@ func newTestEnvWith(t *testing.T, o envOptions) *testEnv {
 
 // master returns the env's master key: none, the one chosen, or 32 random
 // bytes.
-func (o envOptions) master(t *testing.T) *signing.MasterKey {
+func (o envOptions) master(t testing.TB) *signing.MasterKey {
 	t.Helper()
 	switch {
 	case o.noMasterKey:
@@ -137,7 +166,7 @@ func (o envOptions) master(t *testing.T) *signing.MasterKey {
 }
 
 // newMasterKey returns a master key of 32 random bytes.
-func newMasterKey(t *testing.T) *signing.MasterKey {
+func newMasterKey(t testing.TB) *signing.MasterKey {
 	t.Helper()
 	raw := make([]byte, signing.MasterKeySize)
 	rand.Read(raw)
@@ -149,7 +178,7 @@ func newMasterKey(t *testing.T) *signing.MasterKey {
 }
 
 // createOrg creates an organization as the operator, with its owner.
-func (e *testEnv) createOrg(t *testing.T, slug string, plan licentia.PlanID) *licentia.Organization {
+func (e *testEnv) createOrg(t testing.TB, slug string, plan licentia.PlanID) *licentia.Organization {
 	t.Helper()
 	o, err := e.admin.CreateOrganization(t.Context(), licentia.OperatorActor, admin.NewOrganization{
 		Name: "Org " + slug, Slug: slug, Plan: plan, OwnerEmail: "owner@" + slug + ".example",
@@ -473,6 +502,20 @@ var adminRoutes = []adminRoute{
 	{"PUT", "/v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, map[string]any{"product_id": "desk-app"}},
 	{"DELETE", "/v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, nil},
 }
+
+// activationRoute is one activation route of routes.go: no key, the public
+// rate limit, the licence key in the body.
+type activationRoute struct{ method, pattern string }
+
+// publicRoutes lists every activation route; TestRouteTable holds it to
+// routes.go and openapi.json.
+var publicRoutes = []activationRoute{
+	{"POST", "/v1/activations"},
+	{"POST", "/v1/activations/status"},
+	{"POST", "/v1/activations/deactivate"},
+}
+
+func (rt activationRoute) String() string { return rt.method + " " + rt.pattern }
 
 // someID is a UUID that names nothing.
 const someID = "5f0c6f4e-3b7a-4c1d-9e2f-0a1b2c3d4e5f"

@@ -124,7 +124,8 @@ func TestCodes(t *testing.T) {
 }
 
 // TestRouteTable holds routes.go, openapi.json and this package's adminRoutes
-// to the same routes and scopes.
+// and publicRoutes to the same routes and scopes: an activation route is
+// registered with s.public and has no scope and no security in the document.
 func TestRouteTable(t *testing.T) {
 	code := routesInCode(t)
 	doc := apiDocument(t).doc
@@ -134,12 +135,16 @@ func TestRouteTable(t *testing.T) {
 		inCode = append(inCode, pattern)
 	}
 	docScopes := map[string]string{}
+	var docPublic []string
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			pattern := method + " " + path
 			inDoc = append(inDoc, pattern)
 			if s, ok := op.Extensions["x-licentia-scope"].(string); ok {
 				docScopes[pattern] = s
+			}
+			if slices.Contains(op.Tags, "activation") {
+				docPublic = append(docPublic, pattern)
 			}
 		}
 	}
@@ -155,7 +160,15 @@ func TestRouteTable(t *testing.T) {
 		tableScopes[rt.String()] = string(rt.scope)
 		codeScopes[rt.String()] = scopeConstant(rt.scope)
 	}
+	var codePublic, tablePublic []string
+	for _, rt := range publicRoutes {
+		tablePublic = append(tablePublic, rt.String())
+	}
 	for pattern, constant := range code {
+		if constant == publicRoute {
+			codePublic = append(codePublic, pattern)
+			continue
+		}
 		if constant == "" {
 			continue // an operator route
 		}
@@ -166,10 +179,23 @@ func TestRouteTable(t *testing.T) {
 	if diff := cmp.Diff(tableScopes, docScopes); diff != "" {
 		t.Errorf("x-licentia-scope differs from adminRoutes (-adminRoutes +openapi.json):\n%s", diff)
 	}
+	for _, list := range [][]string{codePublic, tablePublic, docPublic} {
+		slices.Sort(list)
+	}
+	if diff := cmp.Diff(codePublic, tablePublic); diff != "" {
+		t.Errorf("s.public routes differ from publicRoutes (-routes.go +publicRoutes):\n%s", diff)
+	}
+	if diff := cmp.Diff(codePublic, docPublic); diff != "" {
+		t.Errorf("s.public routes differ from the document's activation tag (-routes.go +openapi.json):\n%s", diff)
+	}
 }
 
+// publicRoute marks an activation route in routesInCode's answer.
+const publicRoute = "(public)"
+
 // routesInCode reads routes.go and returns each registered pattern with the
-// name of its scope constant ("" for an operator route).
+// name of its scope constant ("" for an operator route, publicRoute for an
+// activation route).
 func routesInCode(t *testing.T) map[string]string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), "routes.go", nil, 0)
@@ -183,7 +209,7 @@ func routesInCode(t *testing.T) map[string]string {
 			return true
 		}
 		sel, ok := c.Fun.(*ast.SelectorExpr)
-		if !ok || sel.Sel.Name != "handle" && sel.Sel.Name != "operator" {
+		if !ok || sel.Sel.Name != "handle" && sel.Sel.Name != "operator" && sel.Sel.Name != "public" {
 			return true
 		}
 		lit, ok := c.Args[0].(*ast.BasicLit)
@@ -193,10 +219,13 @@ func routesInCode(t *testing.T) map[string]string {
 		}
 		pattern, _ := strconv.Unquote(lit.Value)
 		out[pattern] = ""
-		if sel.Sel.Name == "handle" {
+		switch sel.Sel.Name {
+		case "handle":
 			if s, ok := c.Args[1].(*ast.SelectorExpr); ok {
 				out[pattern] = s.Sel.Name
 			}
+		case "public":
+			out[pattern] = publicRoute
 		}
 		return true
 	})
@@ -215,7 +244,8 @@ func scopeConstant(s licentia.Scope) string {
 
 // TestDocumentConventions checks what every operation of openapi.json must
 // say: the x-request-id parameter, the headers of every answer, the statuses
-// every administration route can answer, and closed answer objects.
+// every administration and activation route can answer, and closed answer
+// objects.
 func TestDocumentConventions(t *testing.T) {
 	doc := apiDocument(t).doc
 	adminStatuses := []string{"400", "401", "403", "404", "413", "429", "500"}
@@ -228,12 +258,24 @@ func TestDocumentConventions(t *testing.T) {
 			if p := op.Parameters.GetByInAndName("header", "x-request-id"); p == nil {
 				t.Errorf("%s: no x-request-id header parameter", name)
 			}
-			for status, ref := range op.Responses.Map() {
-				checkResponse(t, name+" "+status, status, ref.Value, dailyCapRoutes[name])
+			_, isAdmin := op.Extensions["x-licentia-scope"]
+			limit := "admin"
+			if !isAdmin {
+				limit = "public"
 			}
-			if _, ok := op.Extensions["x-licentia-scope"]; !ok {
+			for status, ref := range op.Responses.Map() {
+				checkResponse(t, name+" "+status, status, ref.Value, limit, dailyCapRoutes[name])
+			}
+			if !isAdmin {
 				if op.Security == nil || len(*op.Security) != 0 {
-					t.Errorf("%s: an operator route must say security: []", name)
+					t.Errorf("%s: an operator or activation route must say security: []", name)
+				}
+				want, ok := publicStatuses[name]
+				switch {
+				case ok:
+					checkPublicOperation(t, name, op, want)
+				case slices.Contains(op.Tags, "activation"):
+					t.Errorf("%s: an activation route publicStatuses does not list", name)
 				}
 				continue
 			}
@@ -257,7 +299,45 @@ func TestDocumentConventions(t *testing.T) {
 // Retry-After-admin is documented but not required.
 var dailyCapRoutes = map[string]bool{"POST /v1/admin/products": true}
 
-func checkResponse(t *testing.T, name, status string, r *openapi3.Response, dailyCap bool) {
+// publicStatuses are the statuses each activation route answers, from the
+// contract's activation table: status signs (503) but refuses nothing (no
+// 403 or 409), and deactivate signs nothing.
+var publicStatuses = map[string][]string{
+	"POST /v1/activations":            {"200", "201", "400", "403", "404", "409", "413", "422", "429", "500", "503"},
+	"POST /v1/activations/status":     {"200", "400", "404", "413", "422", "429", "500", "503"},
+	"POST /v1/activations/deactivate": {"200", "400", "404", "413", "422", "429", "500"},
+}
+
+// checkPublicOperation holds an activation route to its statuses and to the
+// public rate limit's headers on every answer, never the admin ones.
+func checkPublicOperation(t *testing.T, name string, op *openapi3.Operation, want []string) {
+	t.Helper()
+	var got []string
+	for status, ref := range op.Responses.Map() {
+		got = append(got, status)
+		for _, h := range []string{"X-RateLimit-Limit-public", "X-RateLimit-Remaining-public", "X-RateLimit-Reset-public"} {
+			if _, ok := ref.Value.Headers[h]; !ok {
+				t.Errorf("%s %s: header %s not documented", name, status, h)
+			}
+		}
+		for h := range ref.Value.Headers {
+			if strings.HasSuffix(h, "-admin") {
+				t.Errorf("%s %s: documents the admin limit's header %s", name, status, h)
+			}
+		}
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s: statuses differ from the activation table (-want +got):\n%s", name, diff)
+	}
+	if !slices.Equal(op.Tags, []string{"activation"}) {
+		t.Errorf("%s: tags = %v, want [activation]", name, op.Tags)
+	}
+}
+
+// checkResponse holds an answer to the headers every answer carries, and a
+// 429 to the Retry-After-<limit> of its rate limit.
+func checkResponse(t *testing.T, name, status string, r *openapi3.Response, limit string, dailyCap bool) {
 	t.Helper()
 	for _, h := range []string{"X-Request-Id", "Cache-Control"} {
 		if ref, ok := r.Headers[h]; !ok || !ref.Value.Required {
@@ -265,12 +345,13 @@ func checkResponse(t *testing.T, name, status string, r *openapi3.Response, dail
 		}
 	}
 	if status == "429" {
-		ref, ok := r.Headers["Retry-After-admin"]
+		retry := "Retry-After-" + limit
+		ref, ok := r.Headers[retry]
 		switch {
 		case !ok:
-			t.Errorf("%s: header Retry-After-admin not documented", name)
+			t.Errorf("%s: header %s not documented", name, retry)
 		case ref.Value.Required == dailyCap:
-			t.Errorf("%s: header Retry-After-admin required = %v, want %v", name, ref.Value.Required, !dailyCap)
+			t.Errorf("%s: header %s required = %v, want %v", name, retry, ref.Value.Required, !dailyCap)
 		}
 	}
 	for ct := range r.Content {

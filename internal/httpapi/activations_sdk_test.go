@@ -1,0 +1,104 @@
+package httpapi_test
+
+import (
+	"errors"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/licentia/licentia/sdk"
+)
+
+// newSDKClient is an application of desk-app (major 3) on machineID,
+// talking to the env's server over loopback, keeping its record in a file.
+func (e *actEnv) newSDKClient(t *testing.T, machineID string) *sdk.Client {
+	t.Helper()
+	p, _ := e.shipped(t, "desk-app")
+	c, err := sdk.NewClient(sdk.Config{
+		BaseURL:    e.srv.URL,
+		HTTPClient: e.srv.Client(),
+		Product:    p,
+		Major:      3,
+		MachineID:  machineID,
+		Store:      sdk.FileStore(filepath.Join(t.TempDir(), "licence.json")),
+		Now:        e.clock.Now,
+	})
+	if err != nil {
+		t.Fatalf("NewClient() error = %v", err)
+	}
+	return c
+}
+
+// TestSDKAgainstServer: the application SDK against the real service:
+// activate, check once a day, a revocation through the administration API
+// locks the application by its signed verdict, and deactivation frees the
+// seat for another machine.
+func TestSDKAgainstServer(t *testing.T) {
+	t.Parallel()
+	e := newActEnv(t)
+	issued := e.issue(t, e.allKey, issueBody(map[string]any{"limit_kind": "machines", "limit_count": 1}))
+	app := e.newSDKClient(t, "sdk-machine-a")
+	machine := sdk.Machine{Label: "Ada's laptop", OS: "linux", AppVersion: "3.1.0"}
+
+	a, err := app.Activate(t.Context(), issued.LicenceKey, machine)
+	if err != nil {
+		t.Fatalf("Activate() error = %v", err)
+	}
+	if !a.Created || a.LicenceID != issued.Licence.ID || a.MachineID != "sdk-machine-a" {
+		t.Errorf("Activate() = %+v, want a new seat of %s on sdk-machine-a", a, issued.Licence.ID)
+	}
+	wantState(t, app.State(), true, "", true)
+
+	other := e.newSDKClient(t, "sdk-machine-b")
+	_, err = other.Activate(t.Context(), issued.LicenceKey, machine)
+	if se, ok := errors.AsType[*sdk.Error](err); !ok || se.Code != sdk.CodeSeatLimitReached {
+		t.Errorf("Activate() on a second machine of a one-machine licence error = %v, want seat_limit_reached", err)
+	}
+
+	e.clock.Advance(sdk.CheckInterval + time.Minute)
+	st, err := app.Check(t.Context())
+	if err != nil {
+		t.Fatalf("Check() error = %v", err)
+	}
+	wantState(t, st, true, "", true)
+	if st.CheckedAt != e.clock.Now() {
+		t.Errorf("CheckedAt = %v, want the check just made at %v", st.CheckedAt, e.clock.Now())
+	}
+
+	e.change(t, issued.Licence.ID, "revoke", "chargeback")
+	e.clock.Advance(sdk.CheckInterval + time.Minute)
+	st, err = app.Check(t.Context())
+	if err != nil {
+		t.Fatalf("Check() after the revocation error = %v", err)
+	}
+	wantState(t, st, false, sdk.ReasonRevoked, true)
+	if st.Verdict == nil || st.Verdict.State != sdk.StateRevoked || st.Verdict.LicenceID != issued.Licence.ID {
+		t.Errorf("verdict = %+v, want a signed revoked verdict for the licence", st.Verdict)
+	}
+
+	changed, err := app.Deactivate(t.Context())
+	if err != nil || !changed {
+		t.Fatalf("Deactivate() = %v, %v; want true, nil", changed, err)
+	}
+	if got := app.State(); got.Valid || got.Reason != sdk.ReasonNoLicence {
+		t.Errorf("State() after Deactivate = %+v, want no licence", got)
+	}
+	e.change(t, issued.Licence.ID, "reinstate", "resolved")
+	e.clock.Advance(time.Minute)
+	if a, err := other.Activate(t.Context(), issued.LicenceKey, sdk.Machine{Label: "Bob's desktop", OS: "windows", AppVersion: "3.1.0"}); err != nil || !a.Created {
+		t.Errorf("Activate() on the second machine after the seat was freed = %+v, %v; want a new seat", a, err)
+	}
+	if n := e.live(t, issued.Licence.ID); n != 1 {
+		t.Errorf("%d live activations, want 1", n)
+	}
+	e.run(t, scenario{call: statusCall(issued.LicenceKey, "sdk-machine-b"), wantStatus: http.StatusOK})
+}
+
+func wantState(t *testing.T, st sdk.Status, valid bool, reason sdk.Reason, seated bool) {
+	t.Helper()
+	if st.Valid != valid || st.Reason != reason || st.Seated != seated || st.Stale {
+		t.Errorf("status = valid %v, reason %q, seated %v, stale %v (error %v); want valid %v, reason %q, seated %v, fresh",
+			st.Valid, st.Reason, st.Seated, st.Stale, st.LastError, valid, reason, seated)
+	}
+}
