@@ -54,7 +54,7 @@ func newFixture(t *testing.T, st store.Store) *fixture {
 	clk := clock.NewFake(start)
 	keys := signing.NewKeyring(master)
 	log := slog.New(slog.DiscardHandler)
-	adm := admin.New(st, clk, licentia.DefaultPlans(), keys, log)
+	adm := admin.New(admin.Options{Store: st, Clock: clk, Plans: licentia.DefaultPlans(), Keys: keys, Logger: log})
 	org, err := adm.CreateOrganization(ctx, licentia.OperatorActor, admin.NewOrganization{
 		Name: "Acme", Slug: "acme", Plan: licentia.PlanBusiness, OwnerEmail: "owner@acme.example",
 	})

@@ -6,6 +6,7 @@
 package admin
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -17,19 +18,35 @@ import (
 
 // Service runs administration operations.
 type Service struct {
-	store store.Store
-	clock clock.Clock
-	plans licentia.Plans
-	keys  *signing.Keyring
-	log   *slog.Logger
-	// baseURL is LICENTIA_BASE_URL; webhooks need it.
-	baseURL string
+	store     store.Store
+	clock     clock.Clock
+	plans     licentia.Plans
+	keys      *signing.Keyring
+	catalogue *signing.Catalogue
+	log       *slog.Logger
+	baseURL   string
 }
 
-// New returns a Service. keys may hold no master key; then product creation
-// and rotation answer 503 signing_keys_not_configured.
-func New(st store.Store, clk clock.Clock, plans licentia.Plans, keys *signing.Keyring, log *slog.Logger) *Service {
-	return &Service{store: st, clock: clk, plans: plans, keys: keys, log: log}
+// Options are the dependencies of a Service.
+type Options struct {
+	Store store.Store
+	Clock clock.Clock
+	Plans licentia.Plans
+	// Keys may hold no master key; then product creation and rotation answer
+	// 503 signing_keys_not_configured.
+	Keys *signing.Keyring
+	// Catalogue, when set, is reloaded after every product change, so this
+	// process verifies licence keys by the new keys at once.
+	Catalogue *signing.Catalogue
+	// BaseURL is LICENTIA_BASE_URL; webhooks need it.
+	BaseURL string
+	Logger  *slog.Logger
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	return &Service{store: o.Store, clock: o.Clock, plans: o.Plans, keys: o.Keys, catalogue: o.Catalogue,
+		baseURL: o.BaseURL, log: o.Logger}
 }
 
 // limits returns the limits of an organization's plan.
@@ -41,6 +58,13 @@ func (s *Service) limits(o *licentia.Organization) (licentia.Limits, error) {
 // answers show and every engine keeps.
 func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
 
-// SetBaseURL records the service's public address (LICENTIA_BASE_URL), which
-// webhooks need; call it before serving.
-func (s *Service) SetBaseURL(u string) { s.baseURL = u }
+// productChanged reloads the catalogue after a product change commits. A
+// failed reload is logged: the periodic refresh catches up within seconds.
+func (s *Service) productChanged(ctx context.Context) {
+	if s.catalogue == nil {
+		return
+	}
+	if err := s.catalogue.Refresh(ctx); err != nil {
+		s.log.Warn("catalogue refresh after a product change failed", "error", err.Error())
+	}
+}

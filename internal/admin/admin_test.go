@@ -38,7 +38,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	clk := clock.NewFake(start)
-	return &fixture{st: st, clk: clk, svc: admin.New(st, clk, licentia.DefaultPlans(), signing.NewKeyring(nil), slog.New(slog.DiscardHandler))}
+	return &fixture{st: st, clk: clk, svc: admin.New(admin.Options{Store: st, Clock: clk, Plans: licentia.DefaultPlans(), Keys: signing.NewKeyring(nil), Logger: slog.New(slog.DiscardHandler)})}
 }
 
 func (f *fixture) org(t *testing.T, slug string, plan licentia.PlanID) *licentia.Organization {
@@ -355,7 +355,7 @@ func TestChangeAndAuditCommitTogether(t *testing.T) {
 	o := f.org(t, "acme", licentia.PlanIndie)
 	k := f.key(t, o.ID, admin.NewAPIKey{})
 	entries := len(audits(t, f.st, o.ID))
-	broken := admin.New(failingAudit{f.st}, f.clk, licentia.DefaultPlans(), signing.NewKeyring(nil), slog.New(slog.DiscardHandler))
+	broken := admin.New(admin.Options{Store: failingAudit{f.st}, Clock: f.clk, Plans: licentia.DefaultPlans(), Keys: signing.NewKeyring(nil), Logger: slog.New(slog.DiscardHandler)})
 
 	changed, err := broken.RevokeAPIKey(t.Context(), licentia.OperatorActor, o.ID, k.ID)
 	if !errors.Is(err, errAudit) || changed {

@@ -140,6 +140,7 @@ func (s *Service) CreateProduct(ctx context.Context, actor licentia.Actor, orgID
 	if err != nil {
 		return nil, dependencyDown(fmt.Errorf("create product: %w", err))
 	}
+	s.productChanged(ctx)
 	return s.view(p), nil
 }
 
@@ -278,6 +279,7 @@ func (s *Service) UpdateProduct(ctx context.Context, actor licentia.Actor, orgID
 	if err != nil {
 		return nil, fmt.Errorf("update product: %w", err)
 	}
+	s.productChanged(ctx)
 	return s.view(p), nil
 }
 
@@ -320,6 +322,7 @@ func (s *Service) RotateSigningKey(ctx context.Context, actor licentia.Actor, or
 	if err != nil {
 		return nil, fmt.Errorf("rotate signing key: %w", err)
 	}
+	s.productChanged(ctx)
 	return s.view(p), nil
 }
 
@@ -361,6 +364,7 @@ func (s *Service) RetirePublicKey(ctx context.Context, actor licentia.Actor, org
 	if err != nil {
 		return nil, fmt.Errorf("retire public key: %w", err)
 	}
+	s.productChanged(ctx)
 	return s.view(p), nil
 }
 

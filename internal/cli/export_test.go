@@ -36,7 +36,7 @@ func (a *App) JobIntervals() map[string]time.Duration {
 func JobSteps(st store.Store, clk clock.Clock) map[string]func(context.Context) error {
 	log := slog.New(slog.DiscardHandler)
 	keys := signing.NewKeyring(nil)
-	svc := admin.New(st, clk, licentia.DefaultPlans(), keys, log)
+	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: licentia.DefaultPlans(), Keys: keys, Logger: log})
 	worker, err := newWorker(config.Config{}, st, clk, keys, log)
 	if err != nil {
 		panic(err) // no pins and no roots to read

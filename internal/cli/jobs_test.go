@@ -123,7 +123,7 @@ func TestLicenceSweepJob(t *testing.T) {
 	st := openJobStore(t)
 	clk := clock.NewFake(jobStart)
 	step := cli.JobSteps(st, clk)["licence sweep"]
-	svc := admin.New(st, clk, licentia.DefaultPlans(), signing.NewKeyring(masterKey(t, rawKey(1))), slog.New(slog.DiscardHandler))
+	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: licentia.DefaultPlans(), Keys: signing.NewKeyring(masterKey(t, rawKey(1))), Logger: slog.New(slog.DiscardHandler)})
 	o, err := svc.CreateOrganization(t.Context(), licentia.OperatorActor, admin.NewOrganization{
 		Name: "Acme", Slug: "acme", Plan: licentia.PlanIndie, OwnerEmail: "owner@acme.example",
 	})

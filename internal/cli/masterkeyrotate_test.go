@@ -65,7 +65,6 @@ func newRotationFixture(t *testing.T) *rotationFixture {
 		}
 	}
 	// A webhook endpoint with its current and a replaced secret.
-	svc.SetBaseURL("https://licentia.example.com")
 	url := "https://hooks.example.net/licentia"
 	e, _, err := svc.AddWebhookEndpoint(t.Context(), licentia.OperatorActor, orgID,
 		admin.EndpointInput{URL: &url, EventTypes: []licentia.EventType{licentia.EventLicenceIssued}})
@@ -459,7 +458,7 @@ func readHTTP(t *testing.T, base, key string, l issued) {
 }
 
 func adminService(st store.Store, m *signing.MasterKey) *admin.Service {
-	return admin.New(st, clock.System{}, licentia.DefaultPlans(), signing.NewKeyring(m), slog.New(slog.DiscardHandler))
+	return admin.New(admin.Options{Store: st, Clock: clock.System{}, Plans: licentia.DefaultPlans(), Keys: signing.NewKeyring(m), BaseURL: "https://licentia.example.org", Logger: slog.New(slog.DiscardHandler)})
 }
 
 func createProduct(t *testing.T, svc *admin.Service, orgID, id, prefix string) {
@@ -509,7 +508,6 @@ func TestMasterKeyRotateWhileServingWebhooks(t *testing.T) {
 	createHTTP(t, base, key, "photo-editor", "PHOTO")
 
 	svc := adminService(h.openStore(t), masterKey(t, rawKey(1)))
-	svc.SetBaseURL(h.vars["LICENTIA_BASE_URL"])
 	url := "https://example.com/licentia"
 	_, secret, err := svc.AddWebhookEndpoint(t.Context(), licentia.OperatorActor, orgID,
 		admin.EndpointInput{URL: &url, EventTypes: []licentia.EventType{licentia.EventLicenceIssued}})

@@ -56,15 +56,14 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 	}
 	clk := clock.System{}
 	keys := signing.NewKeyringFile(master, masterKeyPath(cfg))
-	svc := admin.New(st, clk, plans, keys, log)
-	svc.SetBaseURL(cfg.BaseURL)
-	worker, err := newWorker(cfg, st, clk, keys, log)
-	if err != nil {
+	cat := signing.NewCatalogue(st, clk, log)
+	if err := cat.Refresh(ctx); err != nil {
 		st.Close()
 		return nil, err
 	}
-	cat := signing.NewCatalogue(st, clk, log)
-	if err := cat.Refresh(ctx); err != nil {
+	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: plans, Keys: keys, Catalogue: cat, BaseURL: cfg.BaseURL, Logger: log})
+	worker, err := newWorker(cfg, st, clk, keys, log)
+	if err != nil {
 		st.Close()
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func openOperator(ctx context.Context, env Env) (*operator, error) {
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return &operator{store: st, admin: admin.New(st, clock.System{}, plans, signing.NewKeyring(nil), log)}, nil
+	return &operator{store: st, admin: admin.New(admin.Options{Store: st, Clock: clock.System{}, Plans: plans, Keys: signing.NewKeyring(nil), Logger: log})}, nil
 }
 
 func (o *operator) Close() error { return o.store.Close() }

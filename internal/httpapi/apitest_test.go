@@ -36,6 +36,9 @@ import (
 	"github.com/licentia/licentia/internal/store/sqlite"
 )
 
+// testBaseURL is the service's address in tests (LICENTIA_BASE_URL).
+const testBaseURL = "https://licentia.example.org"
+
 // start is where every fake clock begins: on a whole minute, so the admin
 // rate-limit window has 60 seconds left.
 var start = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
@@ -114,13 +117,15 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	master := o.master(t)
 	keys := signing.NewKeyring(master)
-	svc := admin.New(served, clk, licentia.DefaultPlans(), keys, log)
-	// As serve does: the catalogue is loaded once before serving; later it
-	// reloads on a key it cannot verify once its clock has moved a second.
+	// As serve does: the catalogue is loaded once before serving, reloaded
+	// after every product change here, and on a key it cannot verify once
+	// its clock has moved a second.
 	cat := signing.NewCatalogue(served, clk, log)
 	if err := cat.Refresh(t.Context()); err != nil {
 		t.Fatalf("Catalogue.Refresh() error = %v", err)
 	}
+	svc := admin.New(admin.Options{Store: served, Clock: clk, Plans: licentia.DefaultPlans(), Keys: keys, Catalogue: cat,
+		BaseURL: testBaseURL, Logger: log})
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(clk)
 	if o.limiter != nil {
 		limiter = o.limiter
