@@ -31,6 +31,15 @@ func (s *Server) routes() {
 	s.public("POST /v1/activations/status", s.activationStatus)
 	s.public("POST /v1/activations/deactivate", s.deactivate)
 
+	s.handle("GET /v1/admin/webhooks", licentia.ScopeWebhooksRead, s.listWebhooks)
+	s.handle("POST /v1/admin/webhooks", licentia.ScopeWebhooksWrite, s.addWebhook)
+	s.handle("GET /v1/admin/webhooks/{id}", licentia.ScopeWebhooksRead, s.getWebhook)
+	s.handle("PATCH /v1/admin/webhooks/{id}", licentia.ScopeWebhooksWrite, s.patchWebhook)
+	s.handle("DELETE /v1/admin/webhooks/{id}", licentia.ScopeWebhooksWrite, s.deleteWebhook)
+	s.handle("POST /v1/admin/webhooks/{id}/rotate-secret", licentia.ScopeWebhooksWrite, s.rotateWebhookSecret)
+	s.handle("GET /v1/admin/webhooks/{id}/deliveries", licentia.ScopeWebhooksRead, s.listDeliveries)
+	s.handle("POST /v1/admin/webhooks/{id}/deliveries/{deliveryId}/retry", licentia.ScopeWebhooksWrite, s.retryDelivery)
+
 	s.handle("GET /v1/admin/organization", licentia.ScopeOrganizationRead, s.getOrganization)
 	s.handle("GET /v1/admin/members", licentia.ScopeMembersRead, s.listMembers)
 	s.handle("GET /v1/admin/invitations", licentia.ScopeMembersRead, s.listInvitations)
