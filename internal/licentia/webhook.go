@@ -83,6 +83,10 @@ type Delivery struct {
 	LastStatusCode *int
 	FailureReason  *string
 	CreatedAt      time.Time
+	// LeasedUntil is the lease of a claimed delivery: an attempt's outcome
+	// is recorded only while the delivery is still under that lease, so an
+	// attempt that outlived it never overwrites a later one's.
+	LeasedUntil *time.Time
 }
 
 // MaxWebhookBody is the largest event body ever sent.

@@ -120,6 +120,10 @@ func (t *tx) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, lim
 	if err != nil {
 		return nil, fmt.Errorf("claim deliveries: %w", err)
 	}
+	lease := ms(leaseUntil)
+	for i := range ds {
+		ds[i].LeasedUntil = &lease
+	}
 	slices.SortFunc(ds, func(a, b licentia.Delivery) int {
 		return cmp.Or(a.NextAttemptAt.Compare(*b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
 	})
@@ -134,8 +138,10 @@ func (t *tx) FinishAttempt(ctx context.Context, d *licentia.Delivery) error {
 		return nil
 	}
 	_, err := t.tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
-		next_attempt_at = $4, last_status_code = $5, failure_reason = $6, leased_until = NULL WHERE id = $7`,
-		string(d.Status), d.Attempts, msPtr(d.LastAttemptAt), msPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, d.ID)
+		next_attempt_at = $4, last_status_code = $5, failure_reason = $6, leased_until = NULL
+		WHERE id = $7 AND ($8::timestamptz IS NULL OR leased_until = $8)`,
+		string(d.Status), d.Attempts, msPtr(d.LastAttemptAt), msPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, d.ID,
+		msPtr(d.LeasedUntil))
 	if err != nil {
 		return fmt.Errorf("finish attempt: %w", err)
 	}

@@ -265,13 +265,19 @@ func (t *tx) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, lim
 	if err != nil {
 		return nil, fmt.Errorf("claim deliveries: %w", err)
 	}
+	lease := store.FromMillis(store.Millis(leaseUntil))
+	for i := range ds {
+		ds[i].LeasedUntil = &lease
+	}
 	return ds, nil
 }
 
 func (t *tx) FinishAttempt(ctx context.Context, d *licentia.Delivery) error {
 	_, err := t.tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = ?, last_attempt_at = ?,
-		next_attempt_at = ?, last_status_code = ?, failure_reason = ?, leased_until = NULL WHERE id = ?`,
-		d.Status, d.Attempts, store.MillisPtr(d.LastAttemptAt), store.MillisPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, d.ID)
+		next_attempt_at = ?, last_status_code = ?, failure_reason = ?, leased_until = NULL
+		WHERE id = ? AND (? IS NULL OR leased_until = ?)`,
+		d.Status, d.Attempts, store.MillisPtr(d.LastAttemptAt), store.MillisPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, d.ID,
+		store.MillisPtr(d.LeasedUntil), store.MillisPtr(d.LeasedUntil))
 	if err != nil {
 		return fmt.Errorf("finish attempt: %w", err)
 	}

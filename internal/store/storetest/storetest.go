@@ -77,6 +77,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Deliveries", testDeliveries},
 		{"EventDeliveries", testEventDeliveries},
 		{"ClaimDeliveries", testClaimDeliveries},
+		{"StaleLease", testStaleLease},
 		{"FinishAttempt", testFinishAttempt},
 		{"RequeueDelivery", testRequeueDelivery},
 		{"ClaimRace", testClaimRace},

@@ -107,12 +107,12 @@ func testWebhookEndpoints(t *testing.T, s store.Store) {
 	want := []licentia.WebhookEndpoint{storedEndpoint(sameA), storedEndpoint(sameB), storedEndpoint(late)}
 	eachReader(t, s, func(t *testing.T, r store.Reader) {
 		got, err := r.WebhookEndpoints(ctx, o.ID)
-		if diff := cmp.Diff(want, got); diff != "" || err != nil {
+		if diff := cmp.Diff(want, got, ignoreLease); diff != "" || err != nil {
 			t.Errorf("WebhookEndpoints() error = %v, mismatch (-want +got):\n%s", err, diff)
 		}
 		for _, w := range want {
 			e, err := r.WebhookEndpoint(ctx, o.ID, w.ID)
-			if diff := cmp.Diff(&w, e); diff != "" || err != nil {
+			if diff := cmp.Diff(&w, e, ignoreLease); diff != "" || err != nil {
 				t.Errorf("WebhookEndpoint(%s) error = %v, mismatch (-want +got):\n%s", w.ID, err, diff)
 				continue
 			}
@@ -134,7 +134,7 @@ func testWebhookEndpoints(t *testing.T, s store.Store) {
 		want := storedEndpoint(&e)
 		want.CreatedAt = atMillis(late.CreatedAt)
 		got, err := s.WebhookEndpoint(ctx, o.ID, late.ID)
-		if diff := cmp.Diff(&want, got); diff != "" || err != nil {
+		if diff := cmp.Diff(&want, got, ignoreLease); diff != "" || err != nil {
 			t.Errorf("WebhookEndpoint() after update error = %v, mismatch (-want +got):\n%s", err, diff)
 		}
 	}
@@ -165,7 +165,7 @@ func testWebhookSecrets(t *testing.T, s store.Store) {
 	checkSecrets := func(t *testing.T, r store.Reader) {
 		t.Helper()
 		got, err := r.WebhookSecrets(ctx, ep.ID)
-		if diff := cmp.Diff(want, got); diff != "" || err != nil {
+		if diff := cmp.Diff(want, got, ignoreLease); diff != "" || err != nil {
 			t.Errorf("WebhookSecrets() error = %v, mismatch (-want +got):\n%s", err, diff)
 		}
 		for _, g := range got {
@@ -176,7 +176,7 @@ func testWebhookSecrets(t *testing.T, s store.Store) {
 		byID := func(a, b licentia.WebhookSecret) int { return strings.Compare(a.ID, b.ID) }
 		wantAll := slices.SortedFunc(slices.Values(append(slices.Clone(want), storedSecret(theirs))), byID)
 		slices.SortFunc(all, byID)
-		if diff := cmp.Diff(wantAll, all); diff != "" || err != nil {
+		if diff := cmp.Diff(wantAll, all, ignoreLease); diff != "" || err != nil {
 			t.Errorf("AllWebhookSecrets() error = %v, mismatch (-want +got):\n%s", err, diff)
 		}
 	}
@@ -226,21 +226,21 @@ func testDeleteWebhookEndpoint(t *testing.T, s store.Store) {
 		_, err = r.Delivery(ctx, o.ID, gone.ID, pending.ID)
 		wantCode(t, "Delivery(deleted)", err, licentia.CodeWebhookDeliveryNotFound)
 		eps, err := r.WebhookEndpoints(ctx, o.ID)
-		if diff := cmp.Diff([]licentia.WebhookEndpoint{storedEndpoint(kept)}, eps); diff != "" || err != nil {
+		if diff := cmp.Diff([]licentia.WebhookEndpoint{storedEndpoint(kept)}, eps, ignoreLease); diff != "" || err != nil {
 			t.Errorf("WebhookEndpoints() error = %v, mismatch (-want +got):\n%s", err, diff)
 		}
 		all, err := r.AllWebhookSecrets(ctx)
-		if diff := cmp.Diff([]licentia.WebhookSecret{storedSecret(keptSecret)}, all); diff != "" || err != nil {
+		if diff := cmp.Diff([]licentia.WebhookSecret{storedSecret(keptSecret)}, all, ignoreLease); diff != "" || err != nil {
 			t.Errorf("AllWebhookSecrets() error = %v, mismatch (-want +got):\n%s", err, diff)
 		}
 		ds, err := r.Deliveries(ctx, o.ID, kept.ID, nil, 10)
-		if diff := cmp.Diff([]licentia.Delivery{storedDelivery(keptDelivery)}, ds); diff != "" || err != nil {
+		if diff := cmp.Diff([]licentia.Delivery{storedDelivery(keptDelivery)}, ds, ignoreLease); diff != "" || err != nil {
 			t.Errorf("Deliveries(kept) error = %v, mismatch (-want +got):\n%s", err, diff)
 		}
 	})
 	// The deleted endpoint's pending delivery is not sent.
 	claimed := claim(t, s, base.Add(time.Hour), base.Add(2*time.Hour), 10)
-	if diff := cmp.Diff([]licentia.Delivery{storedDelivery(keptDelivery)}, claimed); diff != "" {
+	if diff := cmp.Diff([]licentia.Delivery{storedDelivery(keptDelivery)}, claimed, ignoreLease); diff != "" {
 		t.Errorf("ClaimDeliveries() after delete mismatch (-want +got):\n%s", diff)
 	}
 	err := s.InTx(ctx, func(tx store.Tx) error { return tx.DeleteWebhookEndpoint(ctx, o.ID, gone.ID) })
