@@ -101,6 +101,8 @@ type Reader interface {
 	// Delivery reads one delivery of an endpoint; any other answers
 	// webhook_delivery_not_found.
 	Delivery(ctx context.Context, orgID, endpointID, id string) (*licentia.Delivery, error)
+	// LastDeliverySuccess is when an endpoint last answered 2xx, or nil.
+	LastDeliverySuccess(ctx context.Context, endpointID string) (*time.Time, error)
 	// Event reads an event by id.
 	Event(ctx context.Context, id string) (*licentia.Event, error)
 	// Setting reads a service-wide setting; a missing one is "" and no error.

@@ -162,3 +162,16 @@ func (t *tx) RequeueDelivery(ctx context.Context, orgID, endpointID, id string, 
 	}
 	return nil
 }
+
+func (r reader) LastDeliverySuccess(ctx context.Context, endpointID string) (*time.Time, error) {
+	if !isID(endpointID) {
+		return nil, nil
+	}
+	var last *time.Time
+	err := r.q.QueryRow(ctx, `SELECT max(last_attempt_at) FROM webhook_deliveries
+		WHERE endpoint_id = $1 AND status = 'succeeded'`, endpointID).Scan(&last)
+	if err != nil {
+		return nil, fmt.Errorf("last delivery success: %w", err)
+	}
+	return utcPtr(last), nil
+}

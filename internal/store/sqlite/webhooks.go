@@ -295,3 +295,13 @@ func (t *tx) RequeueDelivery(ctx context.Context, orgID, endpointID, id string, 
 	}
 	return nil
 }
+
+func (r reader) LastDeliverySuccess(ctx context.Context, endpointID string) (*time.Time, error) {
+	var last *int64
+	err := r.q.QueryRowContext(ctx, `SELECT max(last_attempt_at) FROM webhook_deliveries
+		WHERE endpoint_id = ? AND status = 'succeeded'`, endpointID).Scan(&last)
+	if err != nil {
+		return nil, fmt.Errorf("last delivery success: %w", err)
+	}
+	return store.FromMillisPtr(last), nil
+}

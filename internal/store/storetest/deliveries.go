@@ -384,3 +384,26 @@ func testStaleLease(t *testing.T, s store.Store) {
 		t.Errorf("after a stale attempt finished late: status %s, reason %v; want succeeded", got.Status, got.FailureReason)
 	}
 }
+
+// testLastDeliverySuccess: nil until a delivery succeeds, then the latest
+// successful attempt's time; failures do not count.
+func testLastDeliverySuccess(t *testing.T, s store.Store) {
+	o := createOrganization(t, s, "acme")
+	ep := newEndpoint(o.ID, base)
+	createEndpoint(t, s, ep)
+	ev := createEvent(t, s, o.ID, base)
+	ok, bad := newDelivery(ep, ev, base), newDelivery(ep, ev, base)
+	createDeliveries(t, s, ok, bad)
+	if got, err := s.LastDeliverySuccess(t.Context(), ep.ID); got != nil || err != nil {
+		t.Fatalf("LastDeliverySuccess() before any success = %v, %v; want nil", got, err)
+	}
+	at, later := base.Add(time.Minute), base.Add(time.Hour)
+	ok.Status, ok.Attempts, ok.LastAttemptAt, ok.NextAttemptAt = licentia.DeliverySucceeded, 1, &at, nil
+	bad.Status, bad.Attempts, bad.LastAttemptAt, bad.NextAttemptAt = licentia.DeliveryFailed, 1, &later, nil
+	finish(t, s, ok)
+	finish(t, s, bad)
+	got, err := s.LastDeliverySuccess(t.Context(), ep.ID)
+	if err != nil || got == nil || !got.Equal(at) {
+		t.Errorf("LastDeliverySuccess() = %v, %v; want %v", got, err, at)
+	}
+}

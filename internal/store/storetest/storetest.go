@@ -78,6 +78,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"EventDeliveries", testEventDeliveries},
 		{"ClaimDeliveries", testClaimDeliveries},
 		{"StaleLease", testStaleLease},
+		{"LastDeliverySuccess", testLastDeliverySuccess},
 		{"FinishAttempt", testFinishAttempt},
 		{"RequeueDelivery", testRequeueDelivery},
 		{"ClaimRace", testClaimRace},
