@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -16,17 +15,16 @@ import (
 const retryShared = time.Second
 
 // Fallback counts in a shared limiter and, while it is unreachable, in a
-// local one: the service keeps answering and keeps limiting, per process,
-// and Ready reports the outage.
+// local one: the service keeps answering and keeps limiting, per process.
+// /readyz reports the outage by asking Redis itself.
 type Fallback struct {
 	shared, local Limiter
 	clock         clock.Clock
 	log           *slog.Logger
 
-	mu        sync.Mutex
-	down      bool
-	nextTry   time.Time
-	lastError error
+	mu      sync.Mutex
+	down    bool
+	nextTry time.Time
 }
 
 var _ Limiter = (*Fallback)(nil)
@@ -58,22 +56,12 @@ func (f *Fallback) record(now time.Time, err error) {
 	defer f.mu.Unlock()
 	switch {
 	case err == nil && f.down:
-		f.down, f.lastError = false, nil
+		f.down = false
 		f.log.Info("shared rate limiter reachable again")
 	case err != nil:
 		if !f.down {
 			f.log.Error("shared rate limiter unreachable; counting per process", "error", err.Error())
 		}
-		f.down, f.nextTry, f.lastError = true, now.Add(retryShared), err
+		f.down, f.nextTry = true, now.Add(retryShared)
 	}
-}
-
-// Ready returns an error while the shared limiter is unreachable.
-func (f *Fallback) Ready() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.down {
-		return errors.New("the shared rate limiter (Redis) is unreachable; limits are counted per process")
-	}
-	return nil
 }
