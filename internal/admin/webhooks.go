@@ -78,8 +78,10 @@ func (s *Service) validateEndpoint(in *EndpointInput, add bool) licentia.Issues 
 	return is
 }
 
+// uniqueTypes drops repeated types, keeping the first of each. It never
+// returns nil for a given list, so an empty list still reads as given.
 func uniqueTypes(ts []licentia.EventType) []licentia.EventType {
-	var out []licentia.EventType
+	out := make([]licentia.EventType, 0, len(ts))
 	for _, t := range ts {
 		if !slices.Contains(out, t) {
 			out = append(out, t)
@@ -172,7 +174,8 @@ func (s *Service) AddWebhookEndpoint(ctx context.Context, actor licentia.Actor, 
 }
 
 // UpdateWebhookEndpoint changes an endpoint. Turning it on clears its
-// disabled_reason; turning it off by hand records disabled_by_maker.
+// disabled_reason; turning it off by hand records disabled_by_maker. A
+// change that changes nothing writes nothing: no updated_at, no audit entry.
 func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor licentia.Actor, orgID, id string, in EndpointInput) (*licentia.WebhookEndpoint, error) {
 	if err := s.validateEndpoint(&in, false).Err(); err != nil {
 		return nil, err
@@ -187,33 +190,44 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor licentia.Acto
 		if err := s.webhooksReady(); err != nil {
 			return err
 		}
-		if in.URL != nil {
-			e.URL = *in.URL
-		}
-		if in.EventTypes != nil {
-			e.EventTypes = in.EventTypes
-		}
-		if in.Description != nil {
-			e.Description = *in.Description
-		}
-		if in.Enabled != nil && *in.Enabled != e.Enabled {
-			e.Enabled, e.DisabledReason = *in.Enabled, nil
-			if !e.Enabled {
-				r := licentia.DisabledByMaker
-				e.DisabledReason = &r
-			}
+		changes := applyEndpointChange(e, in)
+		if len(changes) == 0 {
+			return nil
 		}
 		e.UpdatedAt = now
 		if err := tx.UpdateWebhookEndpoint(ctx, e); err != nil {
 			return err
 		}
-		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditWebhookUpdated, Actor: actor, At: now},
-			map[string]any{"webhook_endpoint_id": e.ID, "url": e.URL, "event_types": e.EventTypes, "enabled": e.Enabled})
+		changes["webhook_endpoint_id"] = e.ID
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditWebhookUpdated, Actor: actor, At: now}, changes)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("update webhook endpoint: %w", err)
 	}
 	return e, nil
+}
+
+// applyEndpointChange applies in to e and returns the fields it changed,
+// for the audit entry.
+func applyEndpointChange(e *licentia.WebhookEndpoint, in EndpointInput) map[string]any {
+	changes := map[string]any{}
+	if in.URL != nil && *in.URL != e.URL {
+		e.URL, changes["url"] = *in.URL, *in.URL
+	}
+	if in.EventTypes != nil && !slices.Equal(in.EventTypes, e.EventTypes) {
+		e.EventTypes, changes["event_types"] = in.EventTypes, in.EventTypes
+	}
+	if in.Description != nil && *in.Description != e.Description {
+		e.Description, changes["description"] = *in.Description, *in.Description
+	}
+	if in.Enabled != nil && *in.Enabled != e.Enabled {
+		e.Enabled, e.DisabledReason, changes["enabled"] = *in.Enabled, nil, *in.Enabled
+		if !e.Enabled {
+			r := licentia.DisabledByMaker
+			e.DisabledReason = &r
+		}
+	}
+	return changes
 }
 
 // DeleteWebhookEndpoint removes an endpoint, its secrets and its
@@ -278,10 +292,16 @@ func (s *Service) Deliveries(ctx context.Context, orgID, endpointID string, afte
 		return nil, nil, err
 	}
 	if after != nil {
-		if _, err := s.store.Delivery(ctx, orgID, endpointID, *after); err != nil {
+		// A cursor names one of the endpoint's deliveries; a store that
+		// cannot answer is not the caller's mistake.
+		_, err := s.store.Delivery(ctx, orgID, endpointID, *after)
+		if e, ok := errors.AsType[*licentia.Error](err); ok && e.Code == licentia.CodeWebhookDeliveryNotFound {
 			var is licentia.Issues
 			is.Add("query.cursor", "is not a cursor of this endpoint's deliveries")
 			return nil, nil, is.Err()
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("list deliveries: %w", err)
 		}
 	}
 	ds, err = s.store.Deliveries(ctx, orgID, endpointID, after, MaxDeliveries+1)

@@ -34,6 +34,7 @@ import (
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/sqlite"
+	"github.com/licentia/licentia/internal/webhooks"
 )
 
 // testBaseURL is the service's address in tests (LICENTIA_BASE_URL).
@@ -60,7 +61,13 @@ type testEnv struct {
 	// master is the env's master key (nil with noMasterKey), and cat the
 	// catalogue of products the activation routes verify keys against.
 	master *signing.MasterKey
+	keys   *signing.Keyring
 	cat    *signing.Catalogue
+	// worker sends due webhook deliveries when a test calls RunOnce; its
+	// client reaches hooks, the env's TLS receiver on loopback. Both are
+	// nil unless the env was made with webhooks.
+	worker *webhooks.Worker
+	hooks  *hookReceiver
 	// org is an organization on the business plan, made for every env.
 	org *licentia.Organization
 }
@@ -87,6 +94,15 @@ type envOptions struct {
 	// limiter, when set, replaces the in-memory rate limiter (benchmarks
 	// use one that always allows).
 	limiter ratelimit.Limiter
+	// clockStart, when set, is where the fake clock begins instead of start.
+	clockStart time.Time
+	// noBaseURL serves without LICENTIA_BASE_URL: every webhook route
+	// answers 503 webhooks_not_configured.
+	noBaseURL bool
+	// webhooks adds a delivery worker and a TLS receiver on loopback that
+	// receiverHost (and silentHost, which never answers) are pinned to; the
+	// worker trusts only the receiver's certificate.
+	webhooks bool
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -107,7 +123,11 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 			t.Fatalf("sqlite.Open() error = %v", err)
 		}
 		t.Cleanup(func() { db.Close() })
-		st, clk = db, clock.NewFake(start)
+		clk = clock.NewFake(start)
+		if !o.clockStart.IsZero() {
+			clk = clock.NewFake(o.clockStart)
+		}
+		st = db
 	}
 	served := st
 	if o.wrapStore != nil {
@@ -124,8 +144,12 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 	if err := cat.Refresh(t.Context()); err != nil {
 		t.Fatalf("Catalogue.Refresh() error = %v", err)
 	}
+	baseURL := testBaseURL
+	if o.noBaseURL {
+		baseURL = ""
+	}
 	svc := admin.New(admin.Options{Store: served, Clock: clk, Plans: licentia.DefaultPlans(), Keys: keys, Catalogue: cat,
-		BaseURL: testBaseURL, Logger: log})
+		BaseURL: baseURL, Logger: log})
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(clk)
 	if o.limiter != nil {
 		limiter = o.limiter
@@ -148,7 +172,13 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 	}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	e := &testEnv{srv: srv, api: api, store: st, admin: svc, clock: clk, logs: logs, master: master, cat: cat}
+	e := &testEnv{srv: srv, api: api, store: st, admin: svc, clock: clk, logs: logs, master: master, keys: keys, cat: cat}
+	if o.webhooks {
+		e.hooks = newHookReceiver(t)
+		e.worker = webhooks.NewWorker(webhooks.WorkerOptions{
+			Store: st, Clock: clk, Keys: keys, Client: e.hooks.client(t), BaseURL: testBaseURL, Logger: log,
+		})
+	}
 	if o.shareStore != nil {
 		e.org = o.shareStore.org
 		return e
@@ -506,6 +536,14 @@ var adminRoutes = []adminRoute{
 	{"GET", "/v1/admin/integrations/{id}/mappings", licentia.ScopeProviderRead, nil},
 	{"PUT", "/v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, map[string]any{"product_id": "desk-app"}},
 	{"DELETE", "/v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, nil},
+	{"GET", "/v1/admin/webhooks", licentia.ScopeWebhooksRead, nil},
+	{"POST", "/v1/admin/webhooks", licentia.ScopeWebhooksWrite, map[string]any{"url": "https://hooks.example.com/licentia", "event_types": []string{"licence.issued"}}},
+	{"GET", "/v1/admin/webhooks/{id}", licentia.ScopeWebhooksRead, nil},
+	{"PATCH", "/v1/admin/webhooks/{id}", licentia.ScopeWebhooksWrite, map[string]any{"enabled": false}},
+	{"DELETE", "/v1/admin/webhooks/{id}", licentia.ScopeWebhooksWrite, nil},
+	{"POST", "/v1/admin/webhooks/{id}/rotate-secret", licentia.ScopeWebhooksWrite, nil},
+	{"GET", "/v1/admin/webhooks/{id}/deliveries", licentia.ScopeWebhooksRead, nil},
+	{"POST", "/v1/admin/webhooks/{id}/deliveries/{deliveryId}/retry", licentia.ScopeWebhooksWrite, nil},
 }
 
 // activationRoute is one activation route of routes.go: no key, the public
@@ -522,15 +560,18 @@ var publicRoutes = []activationRoute{
 
 func (rt activationRoute) String() string { return rt.method + " " + rt.pattern }
 
-// someID is a UUID that names nothing.
-const someID = "5f0c6f4e-3b7a-4c1d-9e2f-0a1b2c3d4e5f"
+// someID and otherID are UUIDs that name nothing.
+const (
+	someID  = "5f0c6f4e-3b7a-4c1d-9e2f-0a1b2c3d4e5f"
+	otherID = "0d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"
+)
 
 func (rt adminRoute) String() string { return rt.method + " " + rt.pattern }
 
 // path fills the pattern's wildcards with valid values (a UUID is also a
 // valid product id).
 func (rt adminRoute) path() string {
-	return strings.NewReplacer("{id}", someID, "{providerProductId}", "prod_Desk-1").Replace(rt.pattern)
+	return strings.NewReplacer("{id}", someID, "{providerProductId}", "prod_Desk-1", "{deliveryId}", otherID).Replace(rt.pattern)
 }
 
 // call is a request to the route with key that the document allows.

@@ -5,6 +5,9 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -19,7 +22,8 @@ const secretPrefix = "whsec_"
 // secretBytes is the size of a secret: more than the 24 bytes asked for.
 const secretBytes = 32
 
-// Secret is a signing secret in clear: shown once, never logged.
+// Secret is a signing secret in clear: shown once, never logged. String,
+// Format and LogValue print REDACTED.
 type Secret struct {
 	_     [0]func() // not comparable
 	value string
@@ -27,6 +31,13 @@ type Secret struct {
 
 // String returns REDACTED.
 func (Secret) String() string { return "REDACTED" }
+
+// Format prints REDACTED for every verb: without it, %#v and %+v would
+// print the secret.
+func (Secret) Format(f fmt.State, _ rune) { io.WriteString(f, "REDACTED") }
+
+// LogValue logs REDACTED.
+func (Secret) LogValue() slog.Value { return slog.StringValue("REDACTED") }
 
 // Reveal returns the secret, for the one answer that shows it.
 func (s Secret) Reveal() string { return s.value }

@@ -74,7 +74,9 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	var wg sync.WaitGroup
 	for i := range ds {
 		wg.Go(func() {
-			if err := w.deliver(ctx, &ds[i]); err != nil {
+			// Stopping leaves attempts in flight unrecorded on purpose;
+			// only other failures are worth a log line.
+			if err := w.deliver(ctx, &ds[i]); err != nil && ctx.Err() == nil {
 				w.log.Error("delivery not recorded", "delivery_id", ds[i].ID, "error", err.Error())
 			}
 		})
@@ -83,9 +85,18 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	return len(ds), nil
 }
 
-// deliver makes one attempt and records it.
+// deliver makes one attempt and records it. An attempt cut short by ctx
+// (the process stopping) or by a store that cannot be read is not
+// recorded: the delivery stays leased and is tried again once the lease
+// ends, as after a crash.
 func (w *Worker) deliver(ctx context.Context, d *licentia.Delivery) error {
-	code, reason, final := w.attempt(ctx, d)
+	code, reason, final, err := w.attempt(ctx, d)
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("deliver %s: %w", d.ID, err)
+	}
 	now := w.clock.Now().UTC().Truncate(time.Millisecond)
 	d.Attempts++
 	d.LastAttemptAt, d.LastStatusCode, d.FailureReason = &now, code, reason
@@ -104,22 +115,32 @@ func (w *Worker) deliver(ctx context.Context, d *licentia.Delivery) error {
 	return w.store.InTx(ctx, func(tx store.Tx) error { return tx.FinishAttempt(ctx, d) })
 }
 
-func failure(reason string, final bool) (*int, *string, bool) { return nil, &reason, final }
+func failure(reason string, final bool) (*int, *string, bool, error) { return nil, &reason, final, nil }
 
 // attempt sends the delivery once. It returns the status code (when one
 // came), the failure reason (nil on success) and whether the failure is
 // final: a body over 64 KB is never sent, and a delivery of a removed or
-// turned-off endpoint is not tried again.
-func (w *Worker) attempt(ctx context.Context, d *licentia.Delivery) (*int, *string, bool) {
+// turned-off endpoint is not tried again. It returns an error, and nothing
+// to record, when the endpoint or the event cannot be read for another
+// reason than their absence: a store that is briefly down must not fail a
+// delivery for good.
+func (w *Worker) attempt(ctx context.Context, d *licentia.Delivery) (*int, *string, bool, error) {
 	ep, err := w.store.WebhookEndpoint(ctx, d.OrgID, d.EndpointID)
-	if err != nil || !ep.Enabled {
+	switch {
+	case isNotFound(err):
+		return failure(licentia.FailureEndpointOff, true)
+	case err != nil:
+		return nil, nil, false, fmt.Errorf("deliver %s: %w", d.ID, err)
+	case !ep.Enabled:
 		return failure(licentia.FailureEndpointOff, true)
 	}
 	ev, err := w.store.Event(ctx, d.EventID)
-	if err != nil {
+	switch {
+	case isNotFound(err):
 		return failure(licentia.FailureEndpointOff, true)
-	}
-	if len(ev.Body) > licentia.MaxWebhookBody {
+	case err != nil:
+		return nil, nil, false, fmt.Errorf("deliver %s: %w", d.ID, err)
+	case len(ev.Body) > licentia.MaxWebhookBody:
 		return failure(licentia.FailurePayloadTooLarge, true)
 	}
 	now := w.clock.Now()
@@ -148,13 +169,20 @@ func (w *Worker) attempt(ctx context.Context, d *licentia.Delivery) (*int, *stri
 	code := resp.StatusCode
 	switch {
 	case code >= 200 && code < 300:
-		return &code, nil, false
+		return &code, nil, false, nil
 	case code >= 300 && code < 400:
 		reason := licentia.FailureRedirect
-		return &code, &reason, false
+		return &code, &reason, false, nil
 	}
 	reason := licentia.FailureStatus
-	return &code, &reason, false
+	return &code, &reason, false, nil
+}
+
+// isNotFound reports whether err says a row is missing: the store answers
+// a contract code for that, and anything else is a failure to read.
+func isNotFound(err error) bool {
+	e, ok := errors.AsType[*licentia.Error](err)
+	return ok && (e.Code == licentia.CodeWebhookEndpointNotFound || e.Code == licentia.CodeNotFound)
 }
 
 // signature signs the event with the endpoint's current secret and every
