@@ -15,7 +15,7 @@ import (
 // Webhook audit actions.
 const (
 	AuditWebhookCreated       = "webhook_endpoint.created"
-	AuditWebhookUpdated       = "webhook_endpoint.updated"
+	AuditWebhookUpdated       = licentia.AuditWebhookEndpointUpdated
 	AuditWebhookDeleted       = "webhook_endpoint.deleted"
 	AuditWebhookSecretRotated = "webhook_endpoint.secret_rotated"
 	AuditDeliveryRetried      = "webhook_delivery.retried"

@@ -48,4 +48,7 @@ const (
 	AuditMemberAdded         = "member.added"
 	AuditAPIKeyCreated       = "api_key.created"
 	AuditAPIKeyRevoked       = "api_key.revoked"
+	// AuditWebhookEndpointUpdated records a change of an endpoint, by the
+	// maker or by the service turning a failing endpoint off.
+	AuditWebhookEndpointUpdated = "webhook_endpoint.updated"
 )

@@ -188,7 +188,9 @@ type Tx interface {
 	ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, limit int) ([]licentia.Delivery, error)
 	// FinishAttempt records an attempt's outcome and ends the lease.
 	FinishAttempt(ctx context.Context, d *licentia.Delivery) error
-	// RequeueDelivery makes a delivery pending and due at now.
+	// RequeueDelivery makes a delivery pending and due at now, and ends any
+	// lease: an attempt still running then records nothing, and the
+	// delivery is sent again.
 	RequeueDelivery(ctx context.Context, orgID, endpointID, id string, now time.Time) error
 	// DeleteProduct removes a product and its keys; its id and prefix stay
 	// used. No route deletes products; operators and tests may.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
@@ -112,7 +113,44 @@ func (w *Worker) deliver(ctx context.Context, d *licentia.Delivery) error {
 			d.Status, d.NextAttemptAt = licentia.DeliveryFailed, nil
 		}
 	}
-	return w.store.InTx(ctx, func(tx store.Tx) error { return tx.FinishAttempt(ctx, d) })
+	spent := d.Status == licentia.DeliveryFailed && !final
+	return w.store.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.FinishAttempt(ctx, d); err != nil {
+			return err
+		}
+		if spent {
+			return turnOffIfFailing(ctx, tx, d, now)
+		}
+		return nil
+	})
+}
+
+// turnOffIfFailing turns an endpoint off (disabled_reason
+// consecutive_failures) when a delivery to it has spent its retries, about
+// 55 hours of failures, and no delivery to it has succeeded since that
+// delivery was created: the receiver is gone, and sending more only piles
+// up failures. One event its receiver refuses while others succeed does
+// not turn it off. The maker turns it on again with PATCH.
+func turnOffIfFailing(ctx context.Context, tx store.Tx, d *licentia.Delivery, now time.Time) error {
+	last, err := tx.LastDeliverySuccess(ctx, d.EndpointID)
+	if err != nil || last != nil && !last.Before(d.CreatedAt) {
+		return err
+	}
+	ep, err := tx.WebhookEndpoint(ctx, d.OrgID, d.EndpointID)
+	if isNotFound(err) || err == nil && !ep.Enabled {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	reason := licentia.DisabledByFailures
+	ep.Enabled, ep.DisabledReason, ep.UpdatedAt = false, &reason, now
+	if err := tx.UpdateWebhookEndpoint(ctx, ep); err != nil {
+		return err
+	}
+	return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: d.OrgID, Action: licentia.AuditWebhookEndpointUpdated,
+		Actor: licentia.Actor{Type: licentia.ActorSystem}, At: now},
+		map[string]any{"webhook_endpoint_id": ep.ID, "enabled": false, "disabled_reason": reason, "delivery_id": d.ID})
 }
 
 func failure(reason string, final bool) (*int, *string, bool, error) { return nil, &reason, final, nil }

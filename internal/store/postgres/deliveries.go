@@ -152,7 +152,7 @@ func (t *tx) RequeueDelivery(ctx context.Context, orgID, endpointID, id string, 
 	if !isID(orgID) || !isID(endpointID) || !isID(id) {
 		return fmt.Errorf("requeue delivery: %w", deliveryNotFound())
 	}
-	tag, err := t.tx.Exec(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1
+	tag, err := t.tx.Exec(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, leased_until = NULL
 		WHERE org_id = $2 AND endpoint_id = $3 AND id = $4`, ms(now), orgID, endpointID, id)
 	if err != nil {
 		return fmt.Errorf("requeue delivery: %w", err)

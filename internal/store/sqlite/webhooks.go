@@ -285,7 +285,7 @@ func (t *tx) FinishAttempt(ctx context.Context, d *licentia.Delivery) error {
 }
 
 func (t *tx) RequeueDelivery(ctx context.Context, orgID, endpointID, id string, now time.Time) error {
-	res, err := t.tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?
+	res, err := t.tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, leased_until = NULL
 		WHERE org_id = ? AND endpoint_id = ? AND id = ?`, store.Millis(now), orgID, endpointID, id)
 	if err != nil {
 		return fmt.Errorf("requeue delivery: %w", err)
