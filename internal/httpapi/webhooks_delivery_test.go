@@ -298,6 +298,14 @@ func TestDeliveryRetries(t *testing.T) {
 		t.Errorf("RunOnce() after the last attempt attempted %d, want 0", n)
 	}
 
+	// With no success since the delivery was created, spending its retries
+	// turned the endpoint off; the maker turns it on again.
+	off := e.run(t, scenario{call: call{method: "GET", path: hooksPath(ep.Endpoint.ID), key: e.allKey}, wantStatus: http.StatusOK})
+	if !strings.Contains(string(off.body), `"enabled":false`) || !strings.Contains(string(off.body), `"disabled_reason":"consecutive_failures"`) {
+		t.Errorf("endpoint after its retries were spent: %s, want off with consecutive_failures", off.body)
+	}
+	e.run(t, scenario{call: call{method: "PATCH", path: hooksPath(ep.Endpoint.ID), key: e.allKey, body: map[string]any{"enabled": true}}, wantStatus: http.StatusOK})
+
 	// A manual retry sends the failed delivery once more, as it was.
 	e.hooks.answer("/fail", http.StatusNoContent)
 	d := e.listDeliveries(t, e.allKey, ep.Endpoint.ID, "").Deliveries[0]
