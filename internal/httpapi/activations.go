@@ -84,18 +84,28 @@ func (s *Server) activate(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) activationStatus(w http.ResponseWriter, r *http.Request) error {
+// keyAndMachine reads the body of /status and /deactivate:
+// { licence_key, machine_id }.
+func keyAndMachine(r *http.Request) (key, machineID string, err error) {
 	var is licentia.Issues
 	readQuery(r, &is)
 	b, err := readBody(r, &is, "licence_key", "machine_id")
 	if err != nil {
-		return err
+		return "", "", err
 	}
-	key, machineID := machineFields(b, &is)
+	k, m := machineFields(b, &is)
 	if err := is.Err(); err != nil {
+		return "", "", err
+	}
+	return *k, *m, nil
+}
+
+func (s *Server) activationStatus(w http.ResponseWriter, r *http.Request) error {
+	key, machineID, err := keyAndMachine(r)
+	if err != nil {
 		return err
 	}
-	verdict, err := s.activation.Status(r.Context(), *key, *machineID)
+	verdict, err := s.activation.Status(r.Context(), key, machineID)
 	if err != nil {
 		return err
 	}
@@ -104,17 +114,11 @@ func (s *Server) activationStatus(w http.ResponseWriter, r *http.Request) error 
 }
 
 func (s *Server) deactivate(w http.ResponseWriter, r *http.Request) error {
-	var is licentia.Issues
-	readQuery(r, &is)
-	b, err := readBody(r, &is, "licence_key", "machine_id")
+	key, machineID, err := keyAndMachine(r)
 	if err != nil {
 		return err
 	}
-	key, machineID := machineFields(b, &is)
-	if err := is.Err(); err != nil {
-		return err
-	}
-	changed, err := s.activation.Deactivate(r.Context(), *key, *machineID)
+	changed, err := s.activation.Deactivate(r.Context(), key, machineID)
 	if err != nil {
 		return err
 	}
