@@ -132,10 +132,9 @@ func CheckSigningDomain(d string) string {
 // reservedProductNames may never be product ids or key prefixes: they would
 // read as the service's own names in URLs, keys and support conversations.
 var reservedProductNames = []string{
-	"admin", "administrator", "api", "app", "apps", "assets", "auth", "billing", "cdn", "console",
-	"dashboard", "dev", "docs", "example", "help", "internal", "licence", "licences", "license",
-	"licenses", "licentia", "login", "mail", "mcp", "null", "oauth", "root", "security", "staff",
-	"static", "status", "support", "system", "test", "undefined", "v1", "webhook", "webhooks", "www",
+	"admin", "administrator", "api", "assets", "auth", "billing", "cdn", "console", "dashboard", "docs",
+	"help", "internal", "licentia", "login", "mail", "mcp", "oauth", "root", "security", "staff",
+	"static", "status", "support", "system", "v1", "webhook", "webhooks", "www",
 }
 
 // IsReservedProductName reports whether s (an id or a key prefix, in any
