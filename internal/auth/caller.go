@@ -2,7 +2,7 @@ package auth
 
 import (
 	"context"
-	"errors"
+	"slices"
 	"strings"
 
 	"github.com/licentia/licentia/internal/clock"
@@ -21,12 +21,7 @@ type Caller struct {
 
 // HasScope reports whether the caller holds s.
 func (c *Caller) HasScope(s licentia.Scope) bool {
-	for _, have := range c.Scopes {
-		if have == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(c.Scopes, s)
 }
 
 // Authenticator identifies callers by API key. Every request reads the key's
@@ -69,6 +64,3 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (*Calle
 	}
 	return &Caller{OrgID: k.OrgID, Actor: licentia.APIKeyActor(k.ID), KeyID: k.ID, Prefix: k.Prefix, Scopes: k.Scopes}, nil
 }
-
-// IsUnauthorized reports whether err is the refusal of a key.
-func IsUnauthorized(err error) bool { return errors.Is(err, errUnauthorized) }

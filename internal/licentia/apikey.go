@@ -20,13 +20,3 @@ type APIKey struct {
 func (k *APIKey) IsLive(now time.Time) bool {
 	return k.RevokedAt == nil && (k.ExpiresAt == nil || now.Before(*k.ExpiresAt))
 }
-
-// HasScope reports whether the key holds s.
-func (k *APIKey) HasScope(s Scope) bool {
-	for _, have := range k.Scopes {
-		if have == s {
-			return true
-		}
-	}
-	return false
-}

@@ -21,20 +21,3 @@ func TestIsKeyScope(t *testing.T) {
 		}
 	}
 }
-
-func TestAPIKeyHasScope(t *testing.T) {
-	k := licentia.APIKey{Scopes: []licentia.Scope{licentia.ScopeLicencesRead, licentia.ScopeAuditRead}}
-	for _, tt := range []struct {
-		scope licentia.Scope
-		want  bool
-	}{
-		{licentia.ScopeLicencesRead, true},
-		{licentia.ScopeAuditRead, true},
-		{licentia.ScopeLicencesWrite, false},
-		{"", false},
-	} {
-		if got := k.HasScope(tt.scope); got != tt.want {
-			t.Errorf("HasScope(%q) = %v, want %v", tt.scope, got, tt.want)
-		}
-	}
-}
