@@ -191,10 +191,8 @@ type licenceAnswer struct {
 }
 
 func (s *Server) getLicence(w http.ResponseWriter, r *http.Request) error {
-	var is licentia.Issues
-	id := pathUUID(r, "id", &is)
-	readQuery(r, &is)
-	if err := is.Err(); err != nil {
+	id, err := pathIDOnly(r)
+	if err != nil {
 		return err
 	}
 	v, err := s.admin.Licence(r.Context(), callerOf(r).OrgID, id)
@@ -219,10 +217,8 @@ type auditEventJSON struct {
 }
 
 func (s *Server) licenceAudit(w http.ResponseWriter, r *http.Request) error {
-	var is licentia.Issues
-	id := pathUUID(r, "id", &is)
-	readQuery(r, &is)
-	if err := is.Err(); err != nil {
+	id, err := pathIDOnly(r)
+	if err != nil {
 		return err
 	}
 	entries, err := s.admin.LicenceAudit(r.Context(), callerOf(r).OrgID, id)
@@ -304,10 +300,8 @@ type activationChangeAnswer struct {
 
 // deactivateActivation frees a machine; it takes no body.
 func (s *Server) deactivateActivation(w http.ResponseWriter, r *http.Request) error {
-	var is licentia.Issues
-	id := pathUUID(r, "id", &is)
-	readQuery(r, &is)
-	if err := is.Err(); err != nil {
+	id, err := pathIDOnly(r)
+	if err != nil {
 		return err
 	}
 	c := callerOf(r)

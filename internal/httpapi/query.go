@@ -50,3 +50,12 @@ func pathUUID(r *http.Request, name string, issues *licentia.Issues) string {
 	}
 	return id
 }
+
+// pathIDOnly reads the UUID path id of a route that takes no query and no
+// body.
+func pathIDOnly(r *http.Request) (string, error) {
+	var is licentia.Issues
+	id := pathUUID(r, "id", &is)
+	readQuery(r, &is)
+	return id, is.Err()
+}

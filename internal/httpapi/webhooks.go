@@ -89,10 +89,8 @@ func (s *Server) addWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
-	var is licentia.Issues
-	id := pathUUID(r, "id", &is)
-	readQuery(r, &is)
-	if err := is.Err(); err != nil {
+	id, err := pathIDOnly(r)
+	if err != nil {
 		return err
 	}
 	e, err := s.admin.WebhookEndpoint(r.Context(), callerOf(r).OrgID, id)
@@ -125,10 +123,8 @@ func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
-	var is licentia.Issues
-	id := pathUUID(r, "id", &is)
-	readQuery(r, &is)
-	if err := is.Err(); err != nil {
+	id, err := pathIDOnly(r)
+	if err != nil {
 		return err
 	}
 	c := callerOf(r)
