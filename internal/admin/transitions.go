@@ -85,7 +85,7 @@ func (s *Service) changeStatus(ctx context.Context, actor licentia.Actor, orgID,
 				return err
 			}
 		}
-		if err := tx.UpdateLicence(ctx, before, &after); err != nil {
+		if err := tx.UpdateLicence(ctx, &after); err != nil {
 			return err
 		}
 		out.Licence, out.Changed = &after, true
@@ -133,7 +133,7 @@ func (s *Service) AnonymiseLicence(ctx context.Context, actor licentia.Actor, or
 		// before now stands for the licence as counted since.
 		counted := *before
 		counted.LiveActivations = 0
-		if err := tx.UpdateLicence(ctx, &counted, &after); err != nil {
+		if err := tx.UpdateLicence(ctx, &after); err != nil {
 			return err
 		}
 		if err := tx.RewriteLicenceAudit(ctx, orgID, id, reduceAudit); err != nil {

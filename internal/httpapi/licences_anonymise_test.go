@@ -29,7 +29,7 @@ func (e *testEnv) setProvider(t *testing.T, orgID, id string, refs licentia.Prov
 		}
 		after := *before
 		after.Provider = refs
-		return tx.UpdateLicence(t.Context(), before, &after)
+		return tx.UpdateLicence(t.Context(), &after)
 	})
 	if err != nil {
 		t.Fatalf("set provider ids: %v", err)

@@ -142,9 +142,10 @@ type Tx interface {
 	// CreateLicence writes a new licence and counts it. A taken id or an
 	// external_ref taken on the product answers conflict.
 	CreateLicence(ctx context.Context, l *licentia.Licence) error
-	// UpdateLicence writes every changeable field of after and moves its
-	// counts from before's row; before is the licence as LockLicence read it.
-	UpdateLicence(ctx context.Context, before, after *licentia.Licence) error
+	// UpdateLicence writes every changeable field of after (never
+	// live_activations) and moves its counts from the row the stored licence
+	// counted in.
+	UpdateLicence(ctx context.Context, after *licentia.Licence) error
 	// RewriteLicenceAudit replaces the data of a licence's audit entries
 	// with fn(data), for anonymisation.
 	RewriteLicenceAudit(ctx context.Context, orgID, licenceID string, fn func([]byte) []byte) error
@@ -165,8 +166,9 @@ type Tx interface {
 	// DeleteEventsBefore deletes events that happened before t.
 	DeleteEventsBefore(ctx context.Context, t time.Time) (int64, error)
 	// SweepLicences moves licences whose expiry passed since the last sweep
-	// to their lapsed counters, at most batch of them, and reports how many
-	// it moved; it never moves the watermark past now.
+	// to their lapsed counters, about batch of them (licences sharing one
+	// expiry instant are never split between sweeps), and reports how many it
+	// moved; it never moves the watermark past now.
 	SweepLicences(ctx context.Context, now time.Time, batch int) (int, error)
 	// CreateWebhookEndpoint writes an endpoint with its first secret.
 	CreateWebhookEndpoint(ctx context.Context, e *licentia.WebhookEndpoint, secret *licentia.WebhookSecret) error

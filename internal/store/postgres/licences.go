@@ -232,7 +232,7 @@ func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
 // caller's before: live_activations may have changed since before was read
 // (AnonymiseActivations frees machines in the same transaction), and only
 // activation changes write it.
-func (t *tx) UpdateLicence(ctx context.Context, _, after *licentia.Licence) error {
+func (t *tx) UpdateLicence(ctx context.Context, after *licentia.Licence) error {
 	if !isID(after.OrgID) || !isID(after.ID) {
 		return fmt.Errorf("update licence: %w", licenceNotFound())
 	}

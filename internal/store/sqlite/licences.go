@@ -172,7 +172,7 @@ func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
 // live_activations may have changed since before was read
 // (AnonymiseActivations frees machines in the same transaction), and only
 // activation changes write it.
-func (t *tx) UpdateLicence(ctx context.Context, _, after *licentia.Licence) error {
+func (t *tx) UpdateLicence(ctx context.Context, after *licentia.Licence) error {
 	stored, err := t.Licence(ctx, after.OrgID, after.ID)
 	if err != nil {
 		return fmt.Errorf("update licence: %w", err)

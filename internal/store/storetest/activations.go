@@ -176,7 +176,7 @@ func testAnonymiseActivations(t *testing.T, s store.Store) {
 		}
 		after := *before
 		after.Status, after.StatusChangedAt, after.AnonymisedAt = licentia.StatusRevoked, &at, &at
-		return tx.UpdateLicence(ctx, before, &after)
+		return tx.UpdateLicence(ctx, &after)
 	})
 	got1 := readLicence(t, s, o.ID, l.ID)
 	want := store.LicenceCounts{All: 2, Active: 1, Revoked: 1, Perpetual: 2, Admin: 2, LiveMachines: 1, IssuedSince: 2, RevokedSince: 1}

@@ -253,7 +253,7 @@ func (m *countModel) anonymise(l *licentia.Licence) {
 		if after.Status == licentia.StatusActive {
 			after.Status, after.StatusChangedAt = licentia.StatusRevoked, &now
 		}
-		return tx.UpdateLicence(ctx, before, &after)
+		return tx.UpdateLicence(ctx, &after)
 	})
 	*l = *stored(&after)
 	m.live[l.ID] = nil

@@ -142,9 +142,9 @@ func checkIsolatedWrites(t *testing.T, tx store.Tx, myOrg string, theirs *licent
 	after.OrgID, after.Status = myOrg, licentia.StatusRevoked
 	missingAfter := after
 	missingAfter.ID = missing
-	want = tx.UpdateLicence(ctx, &missingAfter, &missingAfter)
+	want = tx.UpdateLicence(ctx, &missingAfter)
 	wantCode(t, "UpdateLicence(missing)", want, licentia.CodeLicenceNotFound)
-	wantSame(t, "UpdateLicence(theirs)", tx.UpdateLicence(ctx, &after, &after), want)
+	wantSame(t, "UpdateLicence(theirs)", tx.UpdateLicence(ctx, &after), want)
 
 	want = tx.AnonymiseActivations(ctx, myOrg, missing, base)
 	wantCode(t, "AnonymiseActivations(missing)", want, licentia.CodeLicenceNotFound)

@@ -57,7 +57,7 @@ func updateLicence(t *testing.T, s store.Store, orgID, id string, change func(l 
 		}
 		after = *before
 		change(&after)
-		return tx.UpdateLicence(t.Context(), before, &after)
+		return tx.UpdateLicence(t.Context(), &after)
 	})
 	return &after
 }
@@ -287,7 +287,7 @@ func testLicenceRollback(t *testing.T, s store.Store) {
 		revoked := *locked
 		revoked.Status = licentia.StatusRevoked
 		return errors.Join(tx.CreateLicence(ctx, l), tx.CreateActivation(ctx, newActivation(l, "machine-2")),
-			tx.UpdateLicence(ctx, locked, &revoked), tx.InsertEvent(ctx, &licentia.Event{ID: licentia.NewID(), OrgID: o.ID,
+			tx.UpdateLicence(ctx, &revoked), tx.InsertEvent(ctx, &licentia.Event{ID: licentia.NewID(), OrgID: o.ID,
 				Type: licentia.EventLicenceIssued, LicenceID: &l.ID, At: base, Body: []byte(`{}`)}),
 			tx.SetSetting(ctx, store.SettingSweepWatermark, strconv.FormatInt(base.Add(time.Hour).UnixMilli(), 10)), errStop)
 	})

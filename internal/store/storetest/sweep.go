@@ -185,7 +185,7 @@ func reinstate(ctx context.Context, s store.Store, l *licentia.Licence) error {
 		}
 		after := *before
 		after.Status = licentia.StatusActive
-		return tx.UpdateLicence(ctx, before, &after)
+		return tx.UpdateLicence(ctx, &after)
 	})
 	if err == nil {
 		l.Status = licentia.StatusActive
