@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/licentia/licentia/internal/cache"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
@@ -41,6 +42,7 @@ type Service struct {
 	cat      *signing.Catalogue
 	validity time.Duration
 	log      *slog.Logger
+	verdicts *cache.Map[verdictFor, keptVerdict]
 }
 
 // Options are the dependencies of a Service.
@@ -56,7 +58,8 @@ type Options struct {
 
 // New returns a Service.
 func New(o Options) *Service {
-	return &Service{store: o.Store, clock: o.Clock, keys: o.Keys, cat: o.Catalogue, validity: o.Validity, log: o.Logger}
+	return &Service{store: o.Store, clock: o.Clock, keys: o.Keys, cat: o.Catalogue, validity: o.Validity, log: o.Logger,
+		verdicts: cache.New[verdictFor, keptVerdict](maxVerdicts)}
 }
 
 var machineIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
@@ -191,7 +194,7 @@ func (s *Service) Activate(ctx context.Context, key string, m Machine) (*Result,
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
 	}
-	if res.Verdict, err = s.verdict(sub, m.ID, &res.Activation.ID, now); err != nil {
+	if res.Verdict, err = s.verdict(sub, m.ID, &res.Activation.ID, now, false); err != nil {
 		return nil, err
 	}
 	return &res, nil
@@ -221,7 +224,7 @@ func (s *Service) Status(ctx context.Context, key, machineID string) (string, er
 	case licentia.ErrorCode(err) != licentia.CodeNotFound:
 		return "", err
 	}
-	return s.verdict(sub, machineID, activationID, now)
+	return s.verdict(sub, machineID, activationID, now, true)
 }
 
 // isStale reports whether a's stored last_seen_at is more than seenLag old.
@@ -283,25 +286,81 @@ func (s *Service) Deactivate(ctx context.Context, key, machineID string) (bool, 
 	return changed, nil
 }
 
-// verdict signs the licence's state on a machine. It is valid for the
+// verdictReuse is how long the status route answers a verdict again to a
+// machine whose verdict would say the same: its issued_at and valid_until
+// then lag the request by at most this much. Anything the verdict states that changes
+// (the state, a revocation, the seat, the limit, the signing key) makes a
+// new one at once.
+const verdictReuse = time.Second
+
+// maxVerdicts bounds the verdicts kept for reuse: about 1 KB each.
+const maxVerdicts = 20_000
+
+// verdictFor names the machine a kept verdict is about.
+type verdictFor struct{ licenceID, machineID string }
+
+// verdictFacts is everything a verdict states but when it was signed.
+type verdictFacts struct {
+	productID, activationID, state, expiresAt, trialEndsAt string
+	limitKind, domain, keyFingerprint                      string
+	major                                                  int
+	limitCount                                             int64
+	hasActivation                                          bool
+}
+
+// keptVerdict is a verdict signed at issued.
+type keptVerdict struct {
+	facts   verdictFacts
+	issued  time.Time
+	verdict string
+}
+
+// verdict signs the licence's state on a machine. With reuse (the status
+// route) it answers instead the one signed for the same facts less than
+// verdictReuse ago; an activation always signs anew. It is valid for the
 // configured validity; a trial's active verdict never past one day after
 // the trial's end.
-func (s *Service) verdict(sub *subject, machineID string, activationID *string, now time.Time) (string, error) {
+func (s *Service) verdict(sub *subject, machineID string, activationID *string, now time.Time, reuse bool) (string, error) {
 	l := sub.licence
 	state := l.DerivedState(now)
+	v := sdk.Verdict{
+		LicenceID: l.ID, ProductID: l.ProductID, MachineID: machineID, ActivationID: activationID,
+		State: string(state), ExpiresAt: timePtr(l.ExpiresAt), TrialEndsAt: timePtr(l.TrialEndsAt),
+		Major: int(l.Major), LimitKind: string(l.LimitKind), LimitCount: l.LimitCount,
+	}
+	facts := verdictFacts{productID: v.ProductID, state: v.State, limitKind: v.LimitKind, domain: sub.product.VerdictSigningDomain,
+		major: v.Major, limitCount: v.LimitCount, hasActivation: activationID != nil}
+	if activationID != nil {
+		facts.activationID = *activationID
+	}
+	if v.ExpiresAt != nil {
+		facts.expiresAt = *v.ExpiresAt
+	}
+	if v.TrialEndsAt != nil {
+		facts.trialEndsAt = *v.TrialEndsAt
+	}
+	if k := sub.product.CurrentKey(); k != nil {
+		facts.keyFingerprint = k.Fingerprint
+	}
+	at := verdictFor{l.ID, machineID}
+	if kept, ok := s.verdicts.Get(at); reuse && ok && kept.facts == facts && !now.Before(kept.issued) && now.Sub(kept.issued) < verdictReuse {
+		return kept.verdict, nil
+	}
 	validUntil := now.Add(s.validity)
 	if state == licentia.StateTrial && l.TrialEndsAt != nil {
 		if limit := l.TrialEndsAt.Add(trialGrace); validUntil.After(limit) {
 			validUntil = limit
 		}
 	}
-	v := sdk.Verdict{
-		LicenceID: l.ID, ProductID: l.ProductID, MachineID: machineID, ActivationID: activationID,
-		State: string(state), ExpiresAt: timePtr(l.ExpiresAt), TrialEndsAt: timePtr(l.TrialEndsAt),
-		Major: int(l.Major), LimitKind: string(l.LimitKind), LimitCount: l.LimitCount,
-		IssuedAt: licentia.FormatTime(now), ValidUntil: licentia.FormatTime(validUntil),
+	v.IssuedAt, v.ValidUntil = licentia.FormatTime(now), licentia.FormatTime(validUntil)
+	signed, err := sdk.SignVerdict(sub.priv, sub.product.VerdictSigningDomain, v)
+	if err != nil {
+		return "", err
 	}
-	return sdk.SignVerdict(sub.priv, sub.product.VerdictSigningDomain, v)
+	if reuse {
+		s.verdicts.Put(at, keptVerdict{facts: facts, issued: now, verdict: signed})
+	}
+	return signed, nil
 }
 
 func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }

@@ -39,6 +39,7 @@ type fixture struct {
 	clock *clock.Fake
 	admin *admin.Service
 	svc   *activation.Service
+	cat   *signing.Catalogue
 	org   *licentia.Organization
 }
 
@@ -72,7 +73,7 @@ func newFixture(t *testing.T, st store.Store) *fixture {
 		t.Fatalf("Catalogue.Refresh() error = %v", err)
 	}
 	svc := activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: 7 * 24 * time.Hour, Logger: log})
-	return &fixture{st: st, clock: clk, admin: adm, svc: svc, org: org}
+	return &fixture{st: st, clock: clk, admin: adm, svc: svc, cat: cat, org: org}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -335,6 +336,100 @@ func TestVerdictValidity(t *testing.T) {
 				t.Errorf("valid_until = %s, want %s", got.ValidUntil, licentia.FormatTime(tt.want))
 			}
 		})
+	}
+}
+
+// status asks for a machine's verdict.
+func (f *fixture) status(t *testing.T, key, machineID string) string {
+	t.Helper()
+	raw, err := f.svc.Status(t.Context(), key, machineID)
+	if err != nil {
+		t.Fatalf("Status() error = %v", err)
+	}
+	return raw
+}
+
+// TestStatusReusesOnlyUnchangedVerdicts: the status route may answer the
+// verdict it signed less than a second ago, but only while everything the
+// verdict states is unchanged; any change is signed anew at once.
+func TestStatusReusesOnlyUnchangedVerdicts(t *testing.T) {
+	f := newFixture(t, storetest.OpenSQLite(t))
+	ctx := t.Context()
+	id, key := f.issue(t, 2)
+	if _, err := f.svc.Activate(ctx, key, machine("ada-laptop")); err != nil {
+		t.Fatal(err)
+	}
+	first := f.status(t, key, "ada-laptop")
+	if got := f.verdict(t, first); got.IssuedAt != licentia.FormatTime(f.clock.Now()) || got.ActivationID == nil {
+		t.Fatalf("first verdict = %+v, want issued now with an activation", got)
+	}
+	f.clock.Advance(999 * time.Millisecond)
+	if got := f.status(t, key, "ada-laptop"); got != first {
+		t.Errorf("verdict within a second of an unchanged one was signed anew: %s", f.verdict(t, got).IssuedAt)
+	}
+	if other := f.verdict(t, f.status(t, key, "bob-desktop")); other.MachineID != "bob-desktop" || other.ActivationID != nil {
+		t.Errorf("another machine's verdict = %+v", other)
+	}
+
+	want := func(name, raw, state string, live bool) *sdk.Verdict {
+		t.Helper()
+		v := f.verdict(t, raw)
+		if raw == first || v.State != state || (v.ActivationID != nil) != live || v.IssuedAt != licentia.FormatTime(f.clock.Now()) {
+			t.Errorf("%s: verdict = %+v, want a new one of state %s (activation %v) issued now", name, v, state, live)
+		}
+		return v
+	}
+	if _, err := f.admin.RevokeLicence(ctx, licentia.OperatorActor, f.org.ID, id, "refund"); err != nil {
+		t.Fatal(err)
+	}
+	want("after a revocation", f.status(t, key, "ada-laptop"), "revoked", true)
+	if _, err := f.admin.ReinstateLicence(ctx, licentia.OperatorActor, f.org.ID, id, "refund"); err != nil {
+		t.Fatal(err)
+	}
+	reinstated := want("after a reinstatement", f.status(t, key, "ada-laptop"), "active", true)
+	if _, err := f.svc.Deactivate(ctx, key, "ada-laptop"); err != nil {
+		t.Fatal(err)
+	}
+	want("after a deactivation", f.status(t, key, "ada-laptop"), "active", false)
+	if _, err := f.svc.Activate(ctx, key, machine("ada-laptop")); err != nil {
+		t.Fatal(err)
+	}
+	again := want("after a new activation", f.status(t, key, "ada-laptop"), "active", true)
+	if *again.ActivationID == *reinstated.ActivationID {
+		t.Errorf("verdict names the freed activation %s", *again.ActivationID)
+	}
+	if _, err := f.admin.RotateSigningKey(ctx, licentia.OperatorActor, f.org.ID, "desk-app", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.cat.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if rotated := f.verdict(t, f.status(t, key, "ada-laptop")); rotated.KeyFingerprint == again.KeyFingerprint {
+		t.Errorf("verdict after a key rotation is signed by the old key %s", rotated.KeyFingerprint)
+	}
+
+	// A term ending within the second turns the verdict expired at once.
+	end := f.clock.Now().Add(500 * time.Millisecond)
+	kind := licentia.LimitMachines
+	v, err := f.admin.IssueLicence(ctx, licentia.OperatorActor, f.org.ID, admin.NewLicence{
+		ProductID: ptr("desk-app"), Email: ptr("ada@example.com"), LimitKind: &kind, LimitCount: ptr[int64](1), ExpiresAt: &end,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.verdict(t, f.status(t, *v.Key, "ada-laptop")); got.State != "active" {
+		t.Fatalf("term verdict state = %s, want active", got.State)
+	}
+	f.clock.Advance(500 * time.Millisecond)
+	if got := f.verdict(t, f.status(t, *v.Key, "ada-laptop")); got.State != "expired" {
+		t.Errorf("verdict at the term's end = %s, want expired", got.State)
+	}
+
+	// Once the second has passed, an unchanged verdict is signed anew.
+	kept := f.status(t, key, "ada-laptop")
+	f.clock.Advance(time.Second)
+	if got := f.status(t, key, "ada-laptop"); got == kept || f.verdict(t, got).IssuedAt != licentia.FormatTime(f.clock.Now()) {
+		t.Errorf("verdict a second later was not signed anew")
 	}
 }
 

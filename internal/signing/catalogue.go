@@ -2,12 +2,14 @@ package signing
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/licentia/licentia/internal/cache"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
@@ -32,7 +34,21 @@ type Catalogue struct {
 	verifier *sdk.Verifier
 	products map[string]*licentia.Product
 	loaded   time.Time
+
+	verified *cache.Map[string, verifiedKey]
 }
+
+// verifiedKey is a licence key that verified, and the public key that
+// signed it.
+type verifiedKey struct {
+	productID, licenceID string
+	pub                  ed25519.PublicKey
+}
+
+// maxVerified bounds the keys remembered as verified: about 250 bytes
+// each, 12 MB in all. Applications check the same key again and again, and
+// the verification is most of the CPU of a status check.
+const maxVerified = 50_000
 
 // missRefresh is how often a key that fails verification may reload the
 // catalogue early: a product created or rotated on another process a moment
@@ -43,7 +59,8 @@ const missRefresh = time.Second
 // NewCatalogue returns an empty catalogue; call Refresh before use.
 func NewCatalogue(st store.Reader, clk clock.Clock, log *slog.Logger) *Catalogue {
 	v, _ := sdk.NewVerifier()
-	return &Catalogue{store: st, clock: clk, log: log, verifier: v, products: map[string]*licentia.Product{}}
+	return &Catalogue{store: st, clock: clk, log: log, verifier: v, products: map[string]*licentia.Product{},
+		verified: cache.New[string, verifiedKey](maxVerified)}
 }
 
 // Refresh reloads every product from the store.
@@ -119,10 +136,21 @@ func (c *Catalogue) VerifyLicenceKey(ctx context.Context, key string) (*licentia
 	return c.verify(key)
 }
 
+// verify checks key against the current catalogue. A key seen verified
+// before is accepted without its signature check only while its product
+// still accepts the public key that signed it, so a retirement takes
+// effect with the next catalogue load as it does for new keys. Only the
+// exact string that verified is remembered: any edit misses.
 func (c *Catalogue) verify(key string) (*licentia.Product, string, error) {
 	c.mu.RLock()
 	v, products := c.verifier, c.products
 	c.mu.RUnlock()
+	if hit, ok := c.verified.Get(key); ok {
+		if p := products[hit.productID]; p != nil && accepts(p, hit.pub) {
+			return p, hit.licenceID, nil
+		}
+		c.verified.Delete(key)
+	}
 	vk, err := v.VerifyLicenceKey(key)
 	switch {
 	case errors.Is(err, sdk.ErrLicenceWrongProduct):
@@ -130,7 +158,19 @@ func (c *Catalogue) verify(key string) (*licentia.Product, string, error) {
 	case err != nil:
 		return nil, "", licentia.Errorf(licentia.CodeLicenceKeyInvalid, "The licence key is not valid.")
 	}
+	c.verified.Put(key, verifiedKey{productID: vk.ProductID, licenceID: vk.LicenceID, pub: vk.PublicKey})
 	return products[vk.ProductID], vk.LicenceID, nil
+}
+
+// accepts reports whether p accepts licence keys signed with pub: its
+// current or a previous key, never a retired one.
+func accepts(p *licentia.Product, pub ed25519.PublicKey) bool {
+	for _, k := range p.Keys {
+		if (k.Status == licentia.KeyCurrent || k.Status == licentia.KeyPrevious) && pub.Equal(k.PublicKey) {
+			return true
+		}
+	}
+	return false
 }
 
 // Product returns a product by id from the catalogue, or nil.

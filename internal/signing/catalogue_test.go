@@ -211,6 +211,36 @@ func TestCatalogueRotation(t *testing.T) {
 	wantValid(t, f.cat, "new key after retirement", after, p, licenceID)
 }
 
+// TestCatalogueRemembersOnlyWhatVerified checks the catalogue's memory of
+// verified keys: after a key verified, every one-character edit of it is
+// still refused, and the same key in lower case verifies on its own merit.
+func TestCatalogueRemembersOnlyWhatVerified(t *testing.T) {
+	f := newFixture(t)
+	p, priv := f.createProduct(t, "photo-editor", "PHOTO")
+	f.refresh(t)
+	licenceID := licentia.NewID()
+	key := licenceKey(t, p, priv, licenceID)
+	for range 3 {
+		wantValid(t, f.cat, "key", key, p, licenceID)
+	}
+	sep := strings.IndexByte(key, '_')
+	for i := sep + 1; i < len(key); i++ {
+		if key[i] == '-' {
+			continue
+		}
+		repl := byte('A')
+		if key[i] == 'A' {
+			repl = 'B'
+		}
+		edited := key[:i] + string(repl) + key[i+1:]
+		if _, _, err := f.cat.VerifyLicenceKey(context.Background(), edited); err == nil {
+			t.Fatalf("edit at %d verified: %s", i, edited)
+		}
+	}
+	wantValid(t, f.cat, "key in lower case", strings.ToLower(key), p, licenceID)
+	wantValid(t, f.cat, "key again", key, p, licenceID)
+}
+
 // failingReader is a store whose AllProducts fails while failing is set.
 type failingReader struct {
 	store.Reader

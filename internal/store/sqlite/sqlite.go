@@ -26,8 +26,9 @@ var migrations embed.FS
 // DB is the SQLite engine.
 type DB struct {
 	reader
-	write *sql.DB
-	read  *sql.DB
+	write      *sql.DB
+	read       *sql.DB
+	writeStmts *stmts
 }
 
 var _ store.Store = (*DB)(nil)
@@ -63,7 +64,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	read.SetMaxOpenConns(8)
-	db := &DB{reader: reader{q: read}, write: write, read: read}
+	db := &DB{reader: reader{q: pool{read, newStmts(read)}}, write: write, read: read, writeStmts: newStmts(write)}
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -106,8 +107,10 @@ func (db *DB) InTx(ctx context.Context, fn func(store.Tx) error) error {
 	// Deferred, the rollback also runs when fn panics or calls
 	// runtime.Goexit, so the one writer connection is never left inside a
 	// transaction; after a commit it does nothing.
+	defer db.writeStmts.prepareWanted(ctx) // runs after the rollback below
 	defer sqlTx.Rollback()
-	if err := fn(&tx{reader: reader{q: sqlTx}, tx: sqlTx}); err != nil {
+	q := txQueryer{sqlTx, db.writeStmts}
+	if err := fn(&tx{reader: reader{q: q}, tx: q}); err != nil {
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
@@ -127,7 +130,7 @@ type reader struct{ q queryer }
 
 type tx struct {
 	reader
-	tx *sql.Tx
+	tx txQueryer
 }
 
 var _ store.Tx = (*tx)(nil)
