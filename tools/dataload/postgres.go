@@ -92,11 +92,14 @@ func (s *postgresSink) write(ctx context.Context, ls []licentia.Licence, as []li
 	return nil
 }
 
-// finish refreshes the planner's statistics, which would otherwise describe
-// the tables before a million rows arrived until autovacuum catches up.
+// finish vacuums and refreshes the planner's statistics, which would
+// otherwise describe the tables before a million rows arrived until
+// autovacuum catches up. The vacuum also sets the visibility map: without
+// it the counts' range scans (issued and revoked since) read the table
+// instead of their index only, 200 ms instead of 10 on a million licences.
 func (s *postgresSink) finish(ctx context.Context) error {
-	if _, err := s.conn.Exec(ctx, `ANALYZE licences, activations, licence_stats`); err != nil {
-		return fmt.Errorf("analyze: %w", err)
+	if _, err := s.conn.Exec(ctx, `VACUUM (ANALYZE) licences, activations, licence_stats`); err != nil {
+		return fmt.Errorf("vacuum: %w", err)
 	}
 	return nil
 }
