@@ -139,9 +139,12 @@ func checkTokens(raw []byte) (dups licentia.Issues, msg string) {
 	return dups, ""
 }
 
+// pointerEscaper escapes a name in a JSON pointer (RFC 6901).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
 // pointer returns the JSON pointer of a top-level field.
 func pointer(name string) string {
-	return "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+	return "/" + pointerEscaper.Replace(name)
 }
 
 // has reports whether the field was sent.
