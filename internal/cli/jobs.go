@@ -29,15 +29,9 @@ func jobs(st store.Store, svc *admin.Service, cat *signing.Catalogue, worker *we
 			_, err := svc.SweepLicences(ctx)
 			return err
 		}},
-		{"webhook deliveries", time.Second, func(ctx context.Context) error {
-			// Drain what is due; a full batch means more may be waiting.
-			for {
-				n, err := worker.RunOnce(ctx)
-				if err != nil || n == 0 {
-					return err
-				}
-			}
-		}},
+		// Run keeps sending until the context ends; the interval is only
+		// the wait before it starts again after a failed claim.
+		{"webhook deliveries", time.Second, worker.Run},
 		{"event clean-up", time.Hour, func(ctx context.Context) error {
 			_, err := events.Cleanup(ctx, st, clk.Now())
 			return err

@@ -676,8 +676,8 @@ func TestWebhookRetry(t *testing.T) {
 	failedAt := start.Add(time.Hour)
 	d.Status, d.Attempts, d.LastAttemptAt, d.NextAttemptAt, d.LastStatusCode, d.FailureReason =
 		licentia.DeliveryFailed, 9, &failedAt, nil, ptr(500), ptr(licentia.FailureStatus)
-	if err := e.store.InTx(t.Context(), func(tx store.Tx) error { return tx.FinishAttempt(t.Context(), &d) }); err != nil {
-		t.Fatalf("FinishAttempt() error = %v", err)
+	if err := e.store.InTx(t.Context(), func(tx store.Tx) error { return tx.FinishAttempts(t.Context(), []licentia.Delivery{d}) }); err != nil {
+		t.Fatalf("FinishAttempts() error = %v", err)
 	}
 
 	e.clock.Advance(2 * time.Hour)

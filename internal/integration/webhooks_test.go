@@ -130,9 +130,9 @@ func TestDeliveriesSharedWithoutDoubleSends(t *testing.T) {
 func TestDeliveriesSurviveKilledProcess(t *testing.T) {
 	// Each answer takes a while, so a's attempts are in flight when it dies.
 	h := newHooks(t, 200*time.Millisecond)
-	// More events than one claim takes (50): whichever process claims first
-	// is held by the receiver until the other has claimed the rest, so a
-	// has attempts in flight either way.
+	// More events than one claim takes (32), issued through both processes:
+	// each claims some as they come, and the receiver holds every attempt
+	// until both have sent one, so a has attempts in flight either way.
 	var ids []string
 	for i := range 60 {
 		ids = append(ids, h.issue(t, []*process{h.a, h.b}[i%2], i))

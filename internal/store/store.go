@@ -188,8 +188,10 @@ type Tx interface {
 	// ClaimDeliveries leases up to limit pending deliveries due at now, until
 	// leaseUntil, so no other process sends them meanwhile.
 	ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, limit int) ([]licentia.Delivery, error)
-	// FinishAttempt records an attempt's outcome and ends the lease.
-	FinishAttempt(ctx context.Context, d *licentia.Delivery) error
+	// FinishAttempts records the outcomes of attempts and ends their
+	// leases. A delivery whose lease (LeasedUntil, when set) has passed to
+	// another claim, or that was deleted meanwhile, is left as it is.
+	FinishAttempts(ctx context.Context, ds []licentia.Delivery) error
 	// RequeueDelivery makes a delivery pending and due at now, and ends any
 	// lease: an attempt still running then records nothing, and the
 	// delivery is sent again.

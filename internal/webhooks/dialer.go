@@ -65,27 +65,14 @@ type Dialer struct {
 // DialContext connects to addr ("host:port") over network, which must be
 // tcp, tcp4 or tcp6. Its signature is http.Transport.DialContext's.
 func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	family, ok := map[string]string{"tcp": "ip", "tcp4": "ip4", "tcp6": "ip6"}[network]
-	if !ok {
-		return nil, fmt.Errorf("dial %s: network %q is not allowed", addr, network)
-	}
-	host, port, err := net.SplitHostPort(addr)
+	pin, addrs, err := d.resolve(ctx, network, addr)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
+		return nil, err
 	}
-	// Pins follow curl's --connect-to: they apply to host:443 only.
-	if pin, ok := d.Pins[strings.TrimSuffix(strings.ToLower(host), ".")]; ok && port == "443" {
+	if pin != "" {
 		return d.connect(ctx, network, pin, false)
 	}
-	addrs, err := d.lookup(ctx, family, host)
-	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
-	}
-	for _, a := range addrs {
-		if !IsPublic(a) {
-			return nil, &AddressRefusedError{Host: host, Addr: a}
-		}
-	}
+	_, port, _ := net.SplitHostPort(addr)
 	var errs []error
 	for _, a := range addrs {
 		conn, err := d.connect(ctx, network, net.JoinHostPort(a.Unmap().String(), port), true)
@@ -98,6 +85,43 @@ func (d *Dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		}
 	}
 	return nil, fmt.Errorf("dial %s: %w", addr, errors.Join(errs...))
+}
+
+// check resolves addr ("host:port") as a dial would and refuses it, with
+// an error wrapping ErrAddressRefused, when any of its addresses is not
+// public. It connects to nothing. The delivery client calls it before every
+// request, so that an attempt sent over a connection kept from an earlier
+// attempt still resolves and checks the host again, as the contract says.
+func (d *Dialer) check(ctx context.Context, addr string) error {
+	_, _, err := d.resolve(ctx, "tcp", addr)
+	return err
+}
+
+// resolve returns where addr leads: the target of its pin, or else its
+// addresses, every one of them public.
+func (d *Dialer) resolve(ctx context.Context, network, addr string) (pin string, addrs []netip.Addr, err error) {
+	family, ok := map[string]string{"tcp": "ip", "tcp4": "ip4", "tcp6": "ip6"}[network]
+	if !ok {
+		return "", nil, fmt.Errorf("dial %s: network %q is not allowed", addr, network)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	// Pins follow curl's --connect-to: they apply to host:443 only.
+	if pin, ok := d.Pins[strings.TrimSuffix(strings.ToLower(host), ".")]; ok && port == "443" {
+		return pin, nil, nil
+	}
+	addrs, err = d.lookup(ctx, family, host)
+	if err != nil {
+		return "", nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	for _, a := range addrs {
+		if !IsPublic(a) {
+			return "", nil, &AddressRefusedError{Host: host, Addr: a}
+		}
+	}
+	return "", addrs, nil
 }
 
 // lookup returns the addresses of host: host itself when it is an address,
@@ -248,8 +272,16 @@ func UserAgent(baseURL string) string {
 //
 // The caller bounds each attempt with a context of AttemptTimeout, which
 // covers the look-up, the connection and the status line; the TLS handshake
-// and response header timeouts here are backstops. Keep-alives are off so
-// that every attempt resolves and checks the host again, as the contract says.
+// and response header timeouts here are backstops.
+//
+// Connections are kept between attempts to the same host, since a TLS
+// handshake per delivery cost more than the delivery itself. That keeps
+// every check: each connection is dialed through d, so it goes only to an
+// address checked when it was dialed, and a later answer from DNS cannot
+// move it; and before every request the host is resolved and checked
+// again, so an attempt to a host that now resolves to a
+// non-public address is refused although a connection to its old address
+// is still open. Idle connections are bounded in number and in age.
 func NewHTTPClient(d *Dialer, extraRoots *x509.CertPool, baseURL string) *http.Client {
 	if d == nil {
 		d = &Dialer{}
@@ -260,20 +292,32 @@ func NewHTTPClient(d *Dialer, extraRoots *x509.CertPool, baseURL string) *http.C
 		TLSClientConfig:        &tls.Config{RootCAs: extraRoots, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout:    AttemptTimeout,
 		ResponseHeaderTimeout:  AttemptTimeout,
-		DisableKeepAlives:      true,
+		MaxIdleConns:           MaxIdleConns,
+		MaxIdleConnsPerHost:    MaxIdleConnsPerHost,
+		IdleConnTimeout:        IdleConnTimeout,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
 	return &http.Client{
-		Transport: &deliveryTransport{userAgent: UserAgent(baseURL), next: t},
+		Transport: &deliveryTransport{userAgent: UserAgent(baseURL), dialer: d, next: t},
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
 	}
 }
 
-// deliveryTransport refuses anything but https and sets the User-Agent.
+// Bounds on the connections the delivery client keeps open between
+// attempts: in all, per receiver host, and how long one may stay idle.
+const (
+	MaxIdleConns        = 128
+	MaxIdleConnsPerHost = 64
+	IdleConnTimeout     = 30 * time.Second
+)
+
+// deliveryTransport refuses anything but https, checks the host's
+// addresses before every request and sets the User-Agent.
 type deliveryTransport struct {
 	userAgent string
+	dialer    *Dialer
 	next      *http.Transport
 }
 
@@ -283,6 +327,16 @@ func (t *deliveryTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			r.Body.Close()
 		}
 		return nil, fmt.Errorf("deliver to %s: only https is allowed", r.URL.Redacted())
+	}
+	port := r.URL.Port()
+	if port == "" {
+		port = "443"
+	}
+	if err := t.dialer.check(r.Context(), net.JoinHostPort(r.URL.Hostname(), port)); err != nil {
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, err
 	}
 	r = r.Clone(r.Context())
 	r.Header.Set("User-Agent", t.userAgent)

@@ -1,15 +1,10 @@
 package webhooks
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -25,6 +20,14 @@ import (
 // retried once the lease ends.
 const lease = time.Minute
 
+// recordTimeout bounds the transaction that records finished attempts. It
+// is not cut short when the worker stops: an attempt the receiver answered
+// is worth recording, or it would be sent again once its lease ends.
+const recordTimeout = 10 * time.Second
+
+// maxGroup is the most finished attempts Run records in one transaction.
+const maxGroup = 200
+
 // Worker sends due deliveries. Several workers, in one process or many,
 // share the queue: each claims deliveries under a lease first.
 type Worker struct {
@@ -35,6 +38,8 @@ type Worker struct {
 	userAgent string
 	log       *slog.Logger
 	batch     int
+	senders   int
+	poll      time.Duration
 }
 
 // WorkerOptions are the dependencies of a Worker.
@@ -46,59 +51,191 @@ type WorkerOptions struct {
 	// BaseURL is LICENTIA_BASE_URL, named in the User-Agent.
 	BaseURL string
 	Logger  *slog.Logger
-	// Batch is how many deliveries one step claims; 50 by default.
+	// Batch is how many deliveries one claim takes; 32 by default.
 	Batch int
+	// Senders is how many attempts Run has in flight at most; twice Batch
+	// by default, so that a batch is claimed while the last one is sent.
+	// Keep it within MaxIdleConnsPerHost, or connections to a busy
+	// receiver are closed after each attempt instead of kept.
+	Senders int
+	// Poll is how long Run waits before claiming again when nothing was
+	// due; 250 ms by default.
+	Poll time.Duration
 }
 
 // NewWorker returns a Worker.
 func NewWorker(o WorkerOptions) *Worker {
 	if o.Batch == 0 {
-		o.Batch = 50
+		o.Batch = 32
+	}
+	if o.Senders < o.Batch {
+		o.Senders = 2 * o.Batch
+	}
+	if o.Poll == 0 {
+		o.Poll = 250 * time.Millisecond
 	}
 	return &Worker{store: o.Store, clock: o.Clock, keys: o.Keys, client: o.Client,
-		userAgent: UserAgent(o.BaseURL), log: o.Logger, batch: o.Batch}
+		userAgent: UserAgent(o.BaseURL), log: o.Logger, batch: o.Batch, senders: o.Senders, poll: o.Poll}
 }
 
-// RunOnce claims the due deliveries, sends them concurrently and records
-// each outcome. It reports how many it attempted.
+// finished is an attempt's outcome, written into its delivery, waiting to
+// be recorded.
+type finished struct {
+	d     licentia.Delivery
+	at    time.Time
+	spent bool // retries spent: the endpoint may have to be turned off
+}
+
+// RunOnce claims a batch of due deliveries, sends them concurrently and
+// records their outcomes in one transaction. It reports how many it
+// claimed. It is one step of Run, for tests: Run does the same without
+// waiting for a batch's slowest attempt before claiming more.
 func (w *Worker) RunOnce(ctx context.Context) (int, error) {
+	attempts, err := w.claim(ctx, w.batch)
+	if err != nil || len(attempts) == 0 {
+		return 0, err
+	}
+	out := make([]*finished, len(attempts))
+	var wg sync.WaitGroup
+	for i := range attempts {
+		wg.Go(func() { out[i] = w.send(ctx, &attempts[i]) })
+	}
+	wg.Wait()
+	var done []finished
+	for _, f := range out {
+		if f != nil {
+			done = append(done, *f)
+		}
+	}
+	if err := w.record(ctx, done); err != nil {
+		return len(attempts), err
+	}
+	return len(attempts), nil
+}
+
+// Run sends due deliveries until ctx is done. It claims a batch whenever a
+// batch of its senders is free, so an attempt to a slow receiver holds
+// only its own sender, never the rest of its batch; it records finished
+// attempts in groups, one transaction for all that finished meanwhile; and
+// when fewer than a batch were due it waits Poll before claiming again.
+// Stopping leaves the attempts then in flight unrecorded, as a crash
+// would: they are sent again once their lease ends. Run returns nil when
+// ctx is done, or the error of a failed claim, after its attempts in
+// flight have ended and the finished ones are recorded.
+func (w *Worker) Run(ctx context.Context) error {
+	results := make(chan finished, w.senders)
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		w.recordAll(ctx, results)
+	}()
+	free := make(chan struct{}, w.senders)
+	for range w.senders {
+		free <- struct{}{}
+	}
+	var wg sync.WaitGroup
+	err := w.feed(ctx, free, results, &wg)
+	wg.Wait()
+	close(results)
+	<-recorded
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// feed claims batches for free senders and starts their attempts, until
+// ctx is done or a claim fails.
+func (w *Worker) feed(ctx context.Context, free chan struct{}, results chan<- finished, wg *sync.WaitGroup) error {
+	for {
+		for range w.batch {
+			select {
+			case <-free:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		attempts, err := w.claim(ctx, w.batch)
+		for range w.batch - len(attempts) {
+			free <- struct{}{}
+		}
+		if err != nil {
+			return err
+		}
+		for i := range attempts {
+			wg.Go(func() {
+				defer func() { free <- struct{}{} }()
+				if f := w.send(ctx, &attempts[i]); f != nil {
+					results <- *f
+				}
+			})
+		}
+		if len(attempts) == w.batch {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(w.poll):
+		}
+	}
+}
+
+// recordAll records what arrives on results until it is closed, each time
+// all that has finished meanwhile in one transaction: under load one
+// commit records many attempts.
+func (w *Worker) recordAll(ctx context.Context, results <-chan finished) {
+	for f := range results {
+		group := []finished{f}
+	more:
+		for len(group) < maxGroup {
+			select {
+			case f, ok := <-results:
+				if !ok {
+					break more
+				}
+				group = append(group, f)
+			default:
+				break more
+			}
+		}
+		if err := w.record(ctx, group); err != nil {
+			// The deliveries stay leased and are sent again when their
+			// leases end, as after a crash.
+			w.log.Error("delivery attempts not recorded", "deliveries", len(group), "error", err.Error())
+		}
+	}
+}
+
+// claim leases up to n due deliveries and reads what their attempts need.
+func (w *Worker) claim(ctx context.Context, n int) ([]attempt, error) {
 	now := w.clock.Now().UTC().Truncate(time.Millisecond)
-	var ds []licentia.Delivery
+	var attempts []attempt
 	err := w.store.InTx(ctx, func(tx store.Tx) error {
-		var err error
-		ds, err = tx.ClaimDeliveries(ctx, now, now.Add(lease), w.batch)
+		ds, err := tx.ClaimDeliveries(ctx, now, now.Add(lease), n)
+		if err != nil {
+			return err
+		}
+		attempts, err = prepare(ctx, tx, ds)
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("claim deliveries: %w", err)
+		return nil, fmt.Errorf("claim deliveries: %w", err)
 	}
-	var wg sync.WaitGroup
-	for i := range ds {
-		wg.Go(func() {
-			// Stopping leaves attempts in flight unrecorded on purpose;
-			// only other failures are worth a log line.
-			if err := w.deliver(ctx, &ds[i]); err != nil && ctx.Err() == nil {
-				w.log.Error("delivery not recorded", "delivery_id", ds[i].ID, "error", err.Error())
-			}
-		})
-	}
-	wg.Wait()
-	return len(ds), nil
+	return attempts, nil
 }
 
-// deliver makes one attempt and records it. An attempt cut short by ctx
-// (the process stopping) or by a store that cannot be read is not
-// recorded: the delivery stays leased and is tried again once the lease
-// ends, as after a crash.
-func (w *Worker) deliver(ctx context.Context, d *licentia.Delivery) error {
-	code, reason, final, err := w.attempt(ctx, d)
-	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("deliver %s: %w", d.ID, err)
+// send makes one attempt and returns its outcome to record, or nil when
+// the attempt was cut short by ctx (the process stopping): the delivery
+// then stays leased and is tried again once the lease ends, as after a
+// crash.
+func (w *Worker) send(ctx context.Context, a *attempt) *finished {
+	code, reason, final := w.attempt(ctx, a)
+	if ctx.Err() != nil {
+		return nil
 	}
 	now := w.clock.Now().UTC().Truncate(time.Millisecond)
+	d := a.d
 	d.Attempts++
 	d.LastAttemptAt, d.LastStatusCode, d.FailureReason = &now, code, reason
 	switch {
@@ -113,16 +250,43 @@ func (w *Worker) deliver(ctx context.Context, d *licentia.Delivery) error {
 			d.Status, d.NextAttemptAt = licentia.DeliveryFailed, nil
 		}
 	}
-	spent := d.Status == licentia.DeliveryFailed && !final
-	return w.store.InTx(ctx, func(tx store.Tx) error {
-		if err := tx.FinishAttempt(ctx, d); err != nil {
+	return &finished{d: d, at: now, spent: d.Status == licentia.DeliveryFailed && !final}
+}
+
+// record writes finished attempts in one transaction, with the turning off
+// of endpoints whose deliveries spent their retries. Each write ends its
+// delivery's lease, and is skipped when that lease has passed to another
+// claim (the lease check of FinishAttempts).
+func (w *Worker) record(ctx context.Context, done []finished) error {
+	if len(done) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	err := w.store.InTx(ctx, func(tx store.Tx) error {
+		ds := make([]licentia.Delivery, len(done))
+		for i, f := range done {
+			ds[i] = f.d
+		}
+		if err := tx.FinishAttempts(ctx, ds); err != nil {
 			return err
 		}
-		if spent {
-			return turnOffIfFailing(ctx, tx, d, now)
+		// After every outcome is written, so that a success in the same
+		// group counts.
+		for i := range done {
+			if !done[i].spent {
+				continue
+			}
+			if err := turnOffIfFailing(ctx, tx, &done[i].d, done[i].at); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
+	if err != nil {
+		return fmt.Errorf("record %d attempts: %w", len(done), err)
+	}
+	return nil
 }
 
 // turnOffIfFailing turns an endpoint off (disabled_reason
@@ -151,110 +315,4 @@ func turnOffIfFailing(ctx context.Context, tx store.Tx, d *licentia.Delivery, no
 	return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: d.OrgID, Action: licentia.AuditWebhookEndpointUpdated,
 		Actor: licentia.Actor{Type: licentia.ActorSystem}, At: now},
 		map[string]any{"webhook_endpoint_id": ep.ID, "enabled": false, "disabled_reason": reason, "delivery_id": d.ID})
-}
-
-func failure(reason string, final bool) (*int, *string, bool, error) { return nil, &reason, final, nil }
-
-// attempt sends the delivery once. It returns the status code (when one
-// came), the failure reason (nil on success) and whether the failure is
-// final: a body over 64 KB is never sent, and a delivery of a removed or
-// turned-off endpoint is not tried again. It returns an error, and nothing
-// to record, when the endpoint or the event cannot be read for another
-// reason than their absence: a store that is briefly down must not fail a
-// delivery for good.
-func (w *Worker) attempt(ctx context.Context, d *licentia.Delivery) (*int, *string, bool, error) {
-	ep, err := w.store.WebhookEndpoint(ctx, d.OrgID, d.EndpointID)
-	switch {
-	case isNotFound(err):
-		return failure(licentia.FailureEndpointOff, true)
-	case err != nil:
-		return nil, nil, false, fmt.Errorf("deliver %s: %w", d.ID, err)
-	case !ep.Enabled:
-		return failure(licentia.FailureEndpointOff, true)
-	}
-	ev, err := w.store.Event(ctx, d.EventID)
-	switch {
-	case isNotFound(err):
-		return failure(licentia.FailureEndpointOff, true)
-	case err != nil:
-		return nil, nil, false, fmt.Errorf("deliver %s: %w", d.ID, err)
-	case len(ev.Body) > licentia.MaxWebhookBody:
-		return failure(licentia.FailurePayloadTooLarge, true)
-	}
-	now := w.clock.Now()
-	sig, err := w.signature(ctx, ep.ID, ev, now)
-	if err != nil {
-		w.log.Error("webhook secret unavailable", "webhook_endpoint_id", ep.ID, "error", err.Error())
-		return failure(licentia.FailureConnection, false)
-	}
-	actx, cancel := context.WithTimeout(ctx, AttemptTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, ep.URL, bytes.NewReader(ev.Body))
-	if err != nil {
-		return failure(licentia.FailureConnection, false)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", w.userAgent)
-	req.Header.Set("webhook-id", ev.ID)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
-	req.Header.Set("webhook-signature", sig)
-	resp, err := w.client.Do(req)
-	if err != nil {
-		return failure(classify(err), false)
-	}
-	// Only the status code is kept; the answer body is never read.
-	resp.Body.Close()
-	code := resp.StatusCode
-	switch {
-	case code >= 200 && code < 300:
-		return &code, nil, false, nil
-	case code >= 300 && code < 400:
-		reason := licentia.FailureRedirect
-		return &code, &reason, false, nil
-	}
-	reason := licentia.FailureStatus
-	return &code, &reason, false, nil
-}
-
-// isNotFound reports whether err says a row is missing: the store answers
-// a contract code for that, and anything else is a failure to read.
-func isNotFound(err error) bool {
-	e, ok := errors.AsType[*licentia.Error](err)
-	return ok && (e.Code == licentia.CodeWebhookEndpointNotFound || e.Code == licentia.CodeNotFound)
-}
-
-// signature signs the event with the endpoint's current secret and every
-// secret replaced in the last 24 hours.
-func (w *Worker) signature(ctx context.Context, endpointID string, ev *licentia.Event, now time.Time) (string, error) {
-	all, err := w.store.WebhookSecrets(ctx, endpointID)
-	if err != nil {
-		return "", err
-	}
-	var keys [][]byte
-	for _, s := range SigningSecrets(all, now) {
-		raw, err := OpenSecret(w.keys, &s)
-		if err != nil {
-			return "", err
-		}
-		keys = append(keys, raw)
-	}
-	if len(keys) == 0 {
-		return "", errors.New("the endpoint has no secret")
-	}
-	return Sign(keys, ev.ID, now, ev.Body), nil
-}
-
-// classify names why a request failed.
-func classify(err error) string {
-	var tlsErr *tls.CertificateVerificationError
-	var netErr net.Error
-	switch {
-	case errors.Is(err, ErrAddressRefused):
-		return licentia.FailureAddressRefused
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		return licentia.FailureTimeout
-	case errors.As(err, &tlsErr):
-		return licentia.FailureTLS
-	}
-	return licentia.FailureConnection
 }

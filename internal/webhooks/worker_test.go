@@ -1,13 +1,16 @@
 package webhooks_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -118,23 +121,26 @@ func (q *queue) deliveries(t *testing.T, ep *licentia.WebhookEndpoint) []licenti
 }
 
 // countingReceiver counts the requests for each path and webhook-id, and
-// answers status. The next request to a held path waits, after being
-// counted, until released or done.
+// the connections made to it, and answers status with a body of bodySize
+// bytes. The next request to a held path waits, after being counted, until
+// released or done.
 type countingReceiver struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
 	counts   map[string]int // path + " " + webhook-id
+	conns    int
 	held     map[string]chan struct{}
 	releases []func()
 	arrived  chan string
 	status   atomic.Int32
+	bodySize atomic.Int32
 }
 
 func newCountingReceiver(t *testing.T) *countingReceiver {
 	t.Helper()
 	rc := &countingReceiver{counts: map[string]int{}, held: map[string]chan struct{}{}, arrived: make(chan string, 1000)}
 	rc.status.Store(http.StatusOK)
-	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc.mu.Lock()
 		rc.counts[r.URL.Path+" "+r.Header.Get("webhook-id")]++
 		release := rc.held[r.URL.Path]
@@ -148,8 +154,19 @@ func newCountingReceiver(t *testing.T) *countingReceiver {
 				return
 			}
 		}
+		size := int(rc.bodySize.Load())
+		w.Header().Set("Content-Length", strconv.Itoa(size))
 		w.WriteHeader(int(rc.status.Load()))
+		w.Write(bytes.Repeat([]byte("x"), size))
 	}))
+	rc.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			rc.mu.Lock()
+			rc.conns++
+			rc.mu.Unlock()
+		}
+	}
+	rc.srv.StartTLS()
 	t.Cleanup(rc.srv.Close)
 	// Cleanups run last first: held requests end before Close waits.
 	t.Cleanup(func() {
@@ -171,6 +188,13 @@ func (rc *countingReceiver) hold(path string) (release func()) {
 	rc.held[path] = c
 	rc.releases = append(rc.releases, release)
 	return release
+}
+
+// connections returns how many connections were made to the receiver.
+func (rc *countingReceiver) connections() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.conns
 }
 
 // total returns how many requests arrived, and the most any one path and
@@ -316,7 +340,46 @@ func TestWorkersShareQueue(t *testing.T) {
 	}
 }
 
-// flakyStore fails reads of events while broken is set.
+// TestWorkerKeepsConnections: attempts to a receiver share a connection
+// when its answer is short: the worker reads a short body to its end and
+// throws it away, so the connection can carry the next attempt. A longer
+// body is left unread, and its connection closed.
+func TestWorkerKeepsConnections(t *testing.T) {
+	t.Parallel()
+	q := newQueue(t)
+	ep := q.endpoint(t, "/kept")
+	w := q.worker(q.st, 1)
+	sent := 0
+	for _, tt := range []struct {
+		body, wantConns int
+	}{{0, 1}, {7, 1}, {4096, 1}, {4097, 5}} {
+		q.client.CloseIdleConnections()
+		q.hooks.bodySize.Store(int32(tt.body))
+		before := q.hooks.connections()
+		q.emit(t, 5)
+		for range 5 {
+			if n, err := w.RunOnce(t.Context()); err != nil || n != 1 {
+				t.Fatalf("RunOnce() = %d, %v; want 1", n, err)
+			}
+		}
+		sent += 5
+		if got := q.hooks.connections() - before; got != tt.wantConns {
+			t.Errorf("answers of %d bytes: 5 attempts made %d connections, want %d", tt.body, got, tt.wantConns)
+		}
+	}
+	ds := q.deliveries(t, ep)
+	if len(ds) != sent {
+		t.Errorf("%d deliveries, want %d", len(ds), sent)
+	}
+	for _, d := range ds {
+		if d.Status != licentia.DeliverySucceeded || d.Attempts != 1 {
+			t.Errorf("delivery %s = %s after %d attempts, want succeeded after 1", d.ID, d.Status, d.Attempts)
+		}
+	}
+}
+
+// flakyStore fails reads of events, in its transactions too, while broken
+// is set.
 type flakyStore struct {
 	store.Store
 	broken atomic.Bool
@@ -324,16 +387,26 @@ type flakyStore struct {
 
 var errStoreDown = errors.New("database is unavailable")
 
-func (s *flakyStore) Event(ctx context.Context, id string) (*licentia.Event, error) {
-	if s.broken.Load() {
+func (s *flakyStore) InTx(ctx context.Context, fn func(store.Tx) error) error {
+	return s.Store.InTx(ctx, func(tx store.Tx) error { return fn(flakyTx{Tx: tx, s: s}) })
+}
+
+type flakyTx struct {
+	store.Tx
+	s *flakyStore
+}
+
+func (t flakyTx) Event(ctx context.Context, id string) (*licentia.Event, error) {
+	if t.s.broken.Load() {
 		return nil, errStoreDown
 	}
-	return s.Store.Event(ctx, id)
+	return t.Tx.Event(ctx, id)
 }
 
 // TestWorkerStoreDown: an event that cannot be read for a while is not a
-// failed delivery: nothing is sent or recorded, and the delivery is sent
-// once the lease ends and the store answers again.
+// failed delivery: the claim fails and is undone, so nothing is sent,
+// recorded or leased, and the delivery is sent as soon as the store
+// answers again.
 func TestWorkerStoreDown(t *testing.T) {
 	t.Parallel()
 	q := newQueue(t)
@@ -342,8 +415,8 @@ func TestWorkerStoreDown(t *testing.T) {
 	flaky := &flakyStore{Store: q.st}
 	flaky.broken.Store(true)
 	w := q.worker(flaky, 0)
-	if n, err := w.RunOnce(t.Context()); err != nil || n != 1 {
-		t.Fatalf("RunOnce() = %d, %v; want 1 claimed", n, err)
+	if n, err := w.RunOnce(t.Context()); !errors.Is(err, errStoreDown) || n != 0 {
+		t.Fatalf("RunOnce() = %d, %v; want 0 and %v", n, err, errStoreDown)
 	}
 	d := q.deliveries(t, ep)[0]
 	if d.Status != licentia.DeliveryPending || d.Attempts != 0 || d.FailureReason != nil {
@@ -353,9 +426,8 @@ func TestWorkerStoreDown(t *testing.T) {
 		t.Errorf("receiver got %d requests, want 0", n)
 	}
 	flaky.broken.Store(false)
-	q.clk.Advance(time.Minute)
 	if n, err := w.RunOnce(t.Context()); err != nil || n != 1 {
-		t.Fatalf("RunOnce() after the lease = %d, %v; want 1", n, err)
+		t.Fatalf("RunOnce() once the store answers = %d, %v; want 1", n, err)
 	}
 	if d := q.deliveries(t, ep)[0]; d.Status != licentia.DeliverySucceeded || d.Attempts != 1 {
 		t.Errorf("delivery = %+v, want succeeded after 1 attempt", d)

@@ -130,20 +130,26 @@ func (t *tx) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, lim
 	return ds, nil
 }
 
-// FinishAttempt writes the outcome and ends the lease. A delivery deleted
-// meanwhile, with its endpoint or its event, is no error: there is nothing
-// left to record.
-func (t *tx) FinishAttempt(ctx context.Context, d *licentia.Delivery) error {
-	if !isID(d.ID) {
+// FinishAttempts writes the outcomes and ends the leases, sending every
+// update in one batch, one round trip. A delivery deleted meanwhile, with
+// its endpoint or its event, is no error: there is nothing left to record.
+func (t *tx) FinishAttempts(ctx context.Context, ds []licentia.Delivery) error {
+	b := &pgx.Batch{}
+	for _, d := range ds {
+		if !isID(d.ID) {
+			continue
+		}
+		b.Queue(`UPDATE webhook_deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
+			next_attempt_at = $4, last_status_code = $5, failure_reason = $6, leased_until = NULL
+			WHERE id = $7 AND ($8::timestamptz IS NULL OR leased_until = $8)`,
+			string(d.Status), d.Attempts, msPtr(d.LastAttemptAt), msPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, d.ID,
+			msPtr(d.LeasedUntil))
+	}
+	if b.Len() == 0 {
 		return nil
 	}
-	_, err := t.tx.Exec(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
-		next_attempt_at = $4, last_status_code = $5, failure_reason = $6, leased_until = NULL
-		WHERE id = $7 AND ($8::timestamptz IS NULL OR leased_until = $8)`,
-		string(d.Status), d.Attempts, msPtr(d.LastAttemptAt), msPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, d.ID,
-		msPtr(d.LeasedUntil))
-	if err != nil {
-		return fmt.Errorf("finish attempt: %w", err)
+	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("finish attempts: %w", err)
 	}
 	return nil
 }

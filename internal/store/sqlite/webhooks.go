@@ -1,11 +1,12 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
@@ -244,24 +245,16 @@ func (t *tx) CreateDeliveries(ctx context.Context, ds []licentia.Delivery) error
 	return nil
 }
 
-// ClaimDeliveries needs no row locks: SQLite's one writer runs claims one
-// after the other.
+// ClaimDeliveries is one statement, whose text never changes with the
+// number claimed. It needs no row locks: SQLite's one writer runs claims
+// one after the other. RETURNING gives rows in no set order, so they are
+// sorted here.
 func (t *tx) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, limit int) ([]licentia.Delivery, error) {
-	ds, err := t.queryDeliveries(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+	ds, err := t.queryDeliveries(ctx, `UPDATE webhook_deliveries SET leased_until = ? WHERE id IN (
+		SELECT id FROM webhook_deliveries
 		WHERE status = 'pending' AND next_attempt_at <= ? AND (leased_until IS NULL OR leased_until <= ?)
-		ORDER BY next_attempt_at, id LIMIT ?`, store.Millis(now), store.Millis(now), limit)
-	if err != nil {
-		return nil, fmt.Errorf("claim deliveries: %w", err)
-	}
-	if len(ds) == 0 {
-		return nil, nil
-	}
-	ids := make([]any, 0, len(ds)+1)
-	ids = append(ids, store.Millis(leaseUntil))
-	for _, d := range ds {
-		ids = append(ids, d.ID)
-	}
-	_, err = t.tx.ExecContext(ctx, `UPDATE webhook_deliveries SET leased_until = ? WHERE id IN (?`+strings.Repeat(", ?", len(ds)-1)+`)`, ids...)
+		ORDER BY next_attempt_at, id LIMIT ?)
+		RETURNING `+deliveryColumns, store.Millis(leaseUntil), store.Millis(now), store.Millis(now), limit)
 	if err != nil {
 		return nil, fmt.Errorf("claim deliveries: %w", err)
 	}
@@ -269,17 +262,25 @@ func (t *tx) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, lim
 	for i := range ds {
 		ds[i].LeasedUntil = &lease
 	}
+	slices.SortFunc(ds, func(a, b licentia.Delivery) int {
+		return cmp.Or(a.NextAttemptAt.Compare(*b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
+	})
 	return ds, nil
 }
 
-func (t *tx) FinishAttempt(ctx context.Context, d *licentia.Delivery) error {
-	_, err := t.tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = ?, last_attempt_at = ?,
-		next_attempt_at = ?, last_status_code = ?, failure_reason = ?, leased_until = NULL
-		WHERE id = ? AND (? IS NULL OR leased_until = ?)`,
-		d.Status, d.Attempts, store.MillisPtr(d.LastAttemptAt), store.MillisPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, d.ID,
-		store.MillisPtr(d.LeasedUntil), store.MillisPtr(d.LeasedUntil))
-	if err != nil {
-		return fmt.Errorf("finish attempt: %w", err)
+// FinishAttempts writes each outcome with one statement of a fixed text,
+// run once a delivery in the caller's transaction: what costs is the
+// commit, and there is one for the lot.
+func (t *tx) FinishAttempts(ctx context.Context, ds []licentia.Delivery) error {
+	for _, d := range ds {
+		_, err := t.tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = ?, last_attempt_at = ?,
+			next_attempt_at = ?, last_status_code = ?, failure_reason = ?, leased_until = NULL
+			WHERE id = ? AND (? IS NULL OR leased_until = ?)`,
+			d.Status, d.Attempts, store.MillisPtr(d.LastAttemptAt), store.MillisPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, d.ID,
+			store.MillisPtr(d.LeasedUntil), store.MillisPtr(d.LeasedUntil))
+		if err != nil {
+			return fmt.Errorf("finish attempt of %s: %w", d.ID, err)
+		}
 	}
 	return nil
 }

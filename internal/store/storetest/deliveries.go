@@ -60,9 +60,14 @@ func claim(t *testing.T, s store.Store, now, leaseUntil time.Time, limit int) []
 	return ds
 }
 
-func finish(t *testing.T, s store.Store, d *licentia.Delivery) {
+// finish records attempts in one transaction.
+func finish(t *testing.T, s store.Store, ds ...*licentia.Delivery) {
 	t.Helper()
-	inTx(t, s, func(tx store.Tx) error { return tx.FinishAttempt(t.Context(), d) })
+	rows := make([]licentia.Delivery, len(ds))
+	for i, d := range ds {
+		rows[i] = *d
+	}
+	inTx(t, s, func(tx store.Tx) error { return tx.FinishAttempts(t.Context(), rows) })
 }
 
 // readDelivery reads a delivery that must exist.
@@ -230,9 +235,10 @@ func testClaimDeliveries(t *testing.T, s store.Store) {
 	}
 }
 
-// testFinishAttempt records attempts: every field is written and the lease
+// testFinishAttempts records attempts: every field is written and the lease
 // ends, so a delivery still pending is claimed again at its next attempt.
-func testFinishAttempt(t *testing.T, s store.Store) {
+// One call records several outcomes.
+func testFinishAttempts(t *testing.T, s store.Store) {
 	o := createOrganization(t, s, "acme")
 	ep := newEndpoint(o.ID, base)
 	createEndpoint(t, s, ep)
@@ -253,10 +259,10 @@ func testFinishAttempt(t *testing.T, s store.Store) {
 	if diff := cmp.Diff(storedDelivery(&retry), *readDelivery(t, s, d), ignoreLease); diff != "" {
 		t.Errorf("Delivery() after a failed attempt mismatch (-want +got):\n%s", diff)
 	}
-	// Before the lease would have passed: FinishAttempt ended it.
+	// Before the lease would have passed: FinishAttempts ended it.
 	again := claim(t, s, base.Add(time.Minute), base.Add(2*time.Hour), 1)
 	if diff := cmp.Diff(storedDeliveries(&retry), again, ignoreLease); diff != "" {
-		t.Errorf("ClaimDeliveries() after FinishAttempt mismatch (-want +got):\n%s", diff)
+		t.Errorf("ClaimDeliveries() after FinishAttempts mismatch (-want +got):\n%s", diff)
 	}
 
 	done := again[0]
@@ -265,8 +271,13 @@ func testFinishAttempt(t *testing.T, s store.Store) {
 	gaveUp := *other
 	gaveUp.Status, gaveUp.Attempts, gaveUp.NextAttemptAt = licentia.DeliveryFailed, 1, nil
 	gaveUp.LastAttemptAt, gaveUp.LastStatusCode, gaveUp.FailureReason = ptr(base.Add(time.Minute)), nil, ptr(licentia.FailureTimeout)
+	// A delivery deleted meanwhile (with its endpoint or event) leaves
+	// nothing to record, and is no error; the others in the call are
+	// written.
+	vanished := done
+	vanished.ID = licentia.NewID()
+	finish(t, s, &done, &vanished, &gaveUp)
 	for _, want := range []*licentia.Delivery{&done, &gaveUp} {
-		finish(t, s, want)
 		if diff := cmp.Diff(storedDelivery(want), *readDelivery(t, s, want), ignoreLease); diff != "" {
 			t.Errorf("Delivery() after the last attempt mismatch (-want +got):\n%s", diff)
 		}
@@ -274,11 +285,10 @@ func testFinishAttempt(t *testing.T, s store.Store) {
 	if got := claim(t, s, base.Add(24*time.Hour), base.Add(25*time.Hour), 10); len(got) != 0 {
 		t.Errorf("ClaimDeliveries() of finished deliveries = %+v, want none", got)
 	}
-	// A delivery deleted meanwhile (with its endpoint or event) leaves
-	// nothing to record, and is no error.
-	vanished := done
-	vanished.ID = licentia.NewID()
-	finish(t, s, &vanished)
+	if _, err := s.Delivery(t.Context(), vanished.OrgID, vanished.EndpointID, vanished.ID); err == nil {
+		t.Errorf("Delivery(vanished) error = nil, want it still missing")
+	}
+	finish(t, s)
 }
 
 // testRequeueDelivery makes a failed delivery pending and due at now,
@@ -361,27 +371,32 @@ func testClaimRace(t *testing.T, s store.Store) {
 var ignoreLease = cmpopts.IgnoreFields(licentia.Delivery{}, "LeasedUntil")
 
 // testStaleLease: an attempt that outlived its lease, after another worker
-// claimed the delivery again, records nothing; the later attempt does.
+// claimed the delivery again, records nothing; the later attempt does, and
+// so does another delivery recorded in the same call as the stale one.
 func testStaleLease(t *testing.T, s store.Store) {
 	o := createOrganization(t, s, "acme")
 	ep := newEndpoint(o.ID, base)
 	createEndpoint(t, s, ep)
 	ev := createEvent(t, s, o.ID, base)
-	d := newDelivery(ep, ev, base)
-	createDeliveries(t, s, d)
+	d, other := newDelivery(ep, ev, base), newDelivery(ep, ev, base.Add(2*time.Minute))
+	createDeliveries(t, s, d, other)
 	first := claim(t, s, base, base.Add(time.Minute), 1)
-	second := claim(t, s, base.Add(2*time.Minute), base.Add(3*time.Minute), 1)
-	if len(first) != 1 || len(second) != 1 {
-		t.Fatalf("claims = %d, %d deliveries, want 1 and 1", len(first), len(second))
+	second := claim(t, s, base.Add(2*time.Minute), base.Add(3*time.Minute), 2)
+	if len(first) != 1 || len(second) != 2 || second[0].ID != d.ID {
+		t.Fatalf("claims = %d, %d deliveries, want 1 and 2, %s first", len(first), len(second), d.ID)
 	}
-	late, now := first[0], second[0]
+	late, now, fresh := first[0], second[0], second[1]
 	late.Status, late.Attempts, late.FailureReason = licentia.DeliveryFailed, 1, ptr(licentia.FailureTimeout)
 	now.Status, now.Attempts, now.LastStatusCode = licentia.DeliverySucceeded, 1, ptr(200)
+	fresh.Status, fresh.Attempts, fresh.LastStatusCode, fresh.NextAttemptAt = licentia.DeliverySucceeded, 1, ptr(204), nil
 	finish(t, s, &now)
-	finish(t, s, &late)
+	finish(t, s, &late, &fresh)
 	got := readDelivery(t, s, d)
 	if got.Status != licentia.DeliverySucceeded || got.FailureReason != nil {
 		t.Errorf("after a stale attempt finished late: status %s, reason %v; want succeeded", got.Status, got.FailureReason)
+	}
+	if got := readDelivery(t, s, other); got.Status != licentia.DeliverySucceeded || !cmp.Equal(got.LastStatusCode, ptr(204)) {
+		t.Errorf("delivery recorded with the stale one: status %s, code %v; want succeeded, 204", got.Status, got.LastStatusCode)
 	}
 }
 
@@ -400,8 +415,7 @@ func testLastDeliverySuccess(t *testing.T, s store.Store) {
 	at, later := base.Add(time.Minute), base.Add(time.Hour)
 	ok.Status, ok.Attempts, ok.LastAttemptAt, ok.NextAttemptAt = licentia.DeliverySucceeded, 1, &at, nil
 	bad.Status, bad.Attempts, bad.LastAttemptAt, bad.NextAttemptAt = licentia.DeliveryFailed, 1, &later, nil
-	finish(t, s, ok)
-	finish(t, s, bad)
+	finish(t, s, ok, bad)
 	got, err := s.LastDeliverySuccess(t.Context(), ep.ID)
 	if err != nil || got == nil || !got.Equal(at) {
 		t.Errorf("LastDeliverySuccess() = %v, %v; want %v", got, err, at)

@@ -79,7 +79,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ClaimDeliveries", testClaimDeliveries},
 		{"StaleLease", testStaleLease},
 		{"LastDeliverySuccess", testLastDeliverySuccess},
-		{"FinishAttempt", testFinishAttempt},
+		{"FinishAttempts", testFinishAttempts},
 		{"RequeueDelivery", testRequeueDelivery},
 		{"ClaimRace", testClaimRace},
 	} {

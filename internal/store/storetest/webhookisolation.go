@@ -215,8 +215,8 @@ func checkMalformedWebhookWrites(t *testing.T, tx store.Tx, ep *licentia.Webhook
 	}
 	badDelivery := *d
 	badDelivery.ID, badDelivery.Status = bad, licentia.DeliveryFailed
-	if err := tx.FinishAttempt(ctx, &badDelivery); err != nil {
-		t.Errorf("FinishAttempt(bad) error = %v, want nil, as for a deleted delivery", err)
+	if err := tx.FinishAttempts(ctx, []licentia.Delivery{badDelivery}); err != nil {
+		t.Errorf("FinishAttempts(bad) error = %v, want nil, as for a deleted delivery", err)
 	}
 	// Nothing changed, and the transaction is still usable.
 	if diff := cmp.Diff(storedDelivery(d), *readDelivery(t, tx, d), ignoreLease); diff != "" {
