@@ -39,11 +39,24 @@ type DB struct {
 
 var _ store.Store = (*DB)(nil)
 
+// defaultMaxConns is the pool's size when the URL sets none. pgx's own
+// default, the number of CPUs but at least 4, starves a small machine: the
+// activation routes and the webhook worker wait for connections while the
+// database has CPU to spare. Connections open on demand.
+const defaultMaxConns = 16
+
 // Open connects to the database at url (postgres://...) and applies any
 // pending migrations. Parameters pgx knows, search_path among them, may be
-// given in the URL's query.
+// given in the URL's query; pool_max_conns defaults to defaultMaxConns.
 func Open(ctx context.Context, url string) (*DB, error) {
-	pool, err := pgxpool.New(ctx, url)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = defaultMaxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
