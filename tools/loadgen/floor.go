@@ -1,19 +1,32 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"strings"
 	"time"
 )
 
+// floorCommand is the hidden subcommand that runs the floor server. It
+// runs in a child process so that its CPU time is read from /proc exactly
+// as the real server's is, and so that it does not share a Go runtime
+// (scheduler, garbage collector) with the load generator.
+const floorCommand = "floor-serve"
+
 // floorHandler is the least a status route can do: decode the same body,
 // check one Ed25519 signature (the licence key's) and make one (the
-// verdict's), and answer {"verdict": ...}.
+// verdict's), and answer {"verdict": ...}. The activation fields are
+// accepted too, so activation bodies can be compared with it.
 func floorHandler() http.Handler {
 	pub, priv, _ := ed25519.GenerateKey(nil)
 	keyMsg := []byte("loadgen floor licence key payload")
@@ -22,6 +35,9 @@ func floorHandler() http.Handler {
 		var in struct {
 			LicenceKey string `json:"licence_key"`
 			MachineID  string `json:"machine_id"`
+			Label      string `json:"label"`
+			OS         string `json:"os"`
+			AppVersion string `json:"app_version"`
 		}
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
 		dec.DisallowUnknownFields()
@@ -44,23 +60,102 @@ func floorHandler() http.Handler {
 	})
 }
 
-// startFloor serves floorHandler on a loopback port until ctx ends and
-// returns its base URL.
-func startFloor(ctx context.Context) (string, func(), error) {
+// serveFloor is the child's side: it serves floorHandler on a loopback
+// port, prints the address on stdout and stops when ctx ends or its
+// stdin closes, which happens when the parent stops it or dies.
+func serveFloor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		return fmt.Errorf("%s takes no arguments", floorCommand)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, err
+		return err
 	}
 	srv := &http.Server{Handler: floorHandler(), ReadHeaderTimeout: 10 * time.Second}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			panic(err)
-		}
+		io.Copy(io.Discard, os.Stdin)
+		cancel()
 	}()
-	stop := func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintln(stdout, ln.Addr().String())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
 	}
-	return "http://" + ln.Addr().String(), stop, nil
+	if err := srv.Close(); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// floorProcess is a running floor server.
+type floorProcess struct {
+	cmd   *exec.Cmd
+	stdin io.Closer
+	base  string // http://address
+}
+
+// startFloor starts loadgen again as a floor server and waits for the
+// address it prints.
+func startFloor(stderr io.Writer) (*floorProcess, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("start floor: %w", err)
+	}
+	cmd := exec.Command(exe, floorCommand)
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start floor: %w", err)
+	}
+	p := &floorProcess{cmd: cmd, stdin: stdin}
+	addr := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		addr <- strings.TrimSpace(line)
+	}()
+	select {
+	case a := <-addr:
+		if a == "" {
+			p.stop()
+			return nil, fmt.Errorf("start floor: no address printed")
+		}
+		p.base = "http://" + a
+		return p, nil
+	case <-time.After(10 * time.Second):
+		p.stop()
+		return nil, fmt.Errorf("start floor: no address after 10s")
+	}
+}
+
+// pid is the floor server's process id.
+func (p *floorProcess) pid() string { return fmt.Sprint(p.cmd.Process.Pid) }
+
+// stop closes the child's stdin, which ends it, and waits for it; a child
+// that does not end within five seconds is killed.
+func (p *floorProcess) stop() error {
+	p.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		p.cmd.Process.Kill()
+		return <-done
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -18,7 +19,7 @@ type Latency struct {
 	Max float64 `json:"max_ms"`
 }
 
-// CPU is the server's CPU time over a run, read from /proc/<pid>/stat.
+// CPU is a process's CPU time over a run, read from /proc/<pid>/stat.
 type CPU struct {
 	PID        int     `json:"pid"`
 	Seconds    float64 `json:"seconds"`
@@ -35,12 +36,30 @@ type Report struct {
 	Seconds     float64          `json:"seconds"`
 	Requests    int64            `json:"requests"`
 	Succeeded   int64            `json:"succeeded"`
-	Dropped     int64            `json:"dropped,omitempty"`
+	Unsent      int64            `json:"unsent,omitempty"` // open loop: due but never sent
 	Throughput  float64          `json:"throughput_rps"`
 	Latency     Latency          `json:"latency"`
 	Errors      map[string]int64 `json:"errors"`
+	Throttled   int64            `json:"throttled"` // answers 429, also counted in Errors
 	CPU         *CPU             `json:"server_cpu,omitempty"`
+	DBCPU       *CPU             `json:"db_cpu,omitempty"` // the database's processes, with -db-pid
+	Memory      *Memory          `json:"server_memory,omitempty"`
+	Machine     *Machine         `json:"machine,omitempty"`
+	Changed     *int64           `json:"changed,omitempty"` // revoke: licences it changed
+	Warnings    []string         `json:"warnings,omitempty"`
 }
+
+// Machine is how busy the machine's processors were over a run, in
+// cores busy on average. Load from other processes takes processor time
+// from the server and the load generator and disturbs the figures.
+type Machine struct {
+	Cores      float64 `json:"cores_busy"`  // every process
+	OtherCores float64 `json:"other_cores"` // all but the server, the database and loadgen
+}
+
+// disturbed is how many cores other processes may keep busy, on average,
+// before a run's figures are called disturbed.
+const disturbed = 0.1
 
 // Ratio is each figure of a real run divided by the floor's.
 type Ratio struct {
@@ -91,7 +110,7 @@ func newReport(target, scenario string, cfg runConfig, res *results, elapsed tim
 		Seconds:     elapsed.Seconds(),
 		Requests:    res.requests,
 		Succeeded:   res.succeeded,
-		Dropped:     res.dropped,
+		Unsent:      res.unsent,
 		Latency:     latencyOf(res.latencies),
 		Errors:      res.errors,
 	}
@@ -101,10 +120,40 @@ func newReport(target, scenario string, cfg runConfig, res *results, elapsed tim
 	if r.Errors == nil {
 		r.Errors = map[string]int64{}
 	}
+	for k, n := range r.Errors {
+		if strings.HasPrefix(k, "429 ") {
+			r.Throttled += n
+		}
+	}
 	if elapsed > 0 {
 		r.Throughput = float64(res.requests) / elapsed.Seconds()
 	}
 	return r
+}
+
+// isPublic reports whether scenario calls the public activation routes,
+// limited per client address rather than per key.
+func isPublic(scenario string) bool { return scenario == "status" || scenario == "activate" }
+
+// warn adds a warning for each way the run fell short of measuring what
+// it meant to.
+func (r *Report) warn() {
+	if r.Throttled > 0 {
+		hint := "give more keys (-key a,b,c or -keys-file) or a lower -rate: each key may make 300 requests a minute per route"
+		if isPublic(r.Scenario) {
+			hint = "send -forwarded to a server started with LICENTIA_TRUSTED_PROXIES=127.0.0.1/32: each client address may make 30 requests a minute per route"
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("throttled: %d of %d answers were 429; %s", r.Throttled, r.Requests, hint))
+	}
+	if r.Unsent > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("behind: %d requests due were never sent; the rate was not sustained and the percentiles understate", r.Unsent))
+	}
+	if r.Machine != nil && r.Machine.OtherCores > disturbed {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("disturbed: other processes kept %.2f cores busy on average during the run", r.Machine.OtherCores))
+	}
+	if r.Mode == "open" && r.Unsent == 0 && r.Throughput < 0.95*r.Rate {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("behind: %.1f req/s achieved of %.1f asked", r.Throughput, r.Rate))
+	}
 }
 
 // div is a/b, or 0 when b is 0.
@@ -132,7 +181,7 @@ func ratioOf(real, floor *Report) Ratio {
 }
 
 // writeTable prints the reports side by side, with the ratio column when
-// ratio is not nil.
+// ratio is not nil, then their errors and warnings.
 func writeTable(w io.Writer, reports []*Report, names []string, ratio *Ratio) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := append([]string{""}, names...)
@@ -156,39 +205,48 @@ func writeTable(w io.Writer, reports []*Report, names []string, ratio *Ratio) er
 		}
 		return fmt.Sprintf("%.2fx", get(ratio))
 	}
-	row("requests", func(r *Report) string { return fmt.Sprint(r.Requests) }, x(func(*Ratio) float64 {
-		return div(float64(reports[0].Requests), float64(reports[len(reports)-1].Requests))
-	}))
+	optional := func(label string, has func(*Report) bool, f func(*Report) string, ratio string) {
+		if slices.ContainsFunc(reports, has) {
+			row(label, func(r *Report) string {
+				if !has(r) {
+					return "-"
+				}
+				return f(r)
+			}, ratio)
+		}
+	}
+	row("requests", func(r *Report) string { return fmt.Sprint(r.Requests) }, "")
 	row("succeeded", func(r *Report) string { return fmt.Sprint(r.Succeeded) }, "")
+	optional("unsent", func(r *Report) bool { return r.Unsent > 0 }, func(r *Report) string { return fmt.Sprint(r.Unsent) }, "")
 	row("req/s", func(r *Report) string { return fmt.Sprintf("%.1f", r.Throughput) }, x(func(r *Ratio) float64 { return r.Throughput }))
 	row("p50 ms", func(r *Report) string { return fmt.Sprintf("%.3f", r.Latency.P50) }, x(func(r *Ratio) float64 { return r.P50 }))
 	row("p90 ms", func(r *Report) string { return fmt.Sprintf("%.3f", r.Latency.P90) }, x(func(r *Ratio) float64 { return r.P90 }))
 	row("p99 ms", func(r *Report) string { return fmt.Sprintf("%.3f", r.Latency.P99) }, x(func(r *Ratio) float64 { return r.P99 }))
 	row("max ms", func(r *Report) string { return fmt.Sprintf("%.3f", r.Latency.Max) }, x(func(r *Ratio) float64 { return r.Max }))
-	if slices.ContainsFunc(reports, func(r *Report) bool { return r.CPU != nil }) {
-		cr := ""
-		if ratio != nil && ratio.CPU != nil {
-			cr = fmt.Sprintf("%.2fx", *ratio.CPU)
-		}
-		row("cpu ms/req", func(r *Report) string {
-			if r.CPU == nil {
-				return "-"
-			}
-			return fmt.Sprintf("%.4f", r.CPU.PerRequest)
-		}, cr)
+	cr := ""
+	if ratio != nil && ratio.CPU != nil {
+		cr = fmt.Sprintf("%.2fx", *ratio.CPU)
 	}
+	optional("cpu ms/req", func(r *Report) bool { return r.CPU != nil }, func(r *Report) string { return fmt.Sprintf("%.4f", r.CPU.PerRequest) }, cr)
+	optional("db cpu ms/req", func(r *Report) bool { return r.DBCPU != nil }, func(r *Report) string { return fmt.Sprintf("%.4f", r.DBCPU.PerRequest) }, "")
+	optional("rss MB", func(r *Report) bool { return r.Memory != nil }, func(r *Report) string { return fmt.Sprintf("%.1f", r.Memory.RSSMB) }, "")
+	optional("peak rss MB", func(r *Report) bool { return r.Memory != nil }, func(r *Report) string { return fmt.Sprintf("%.1f", r.Memory.PeakMB) }, "")
+	optional("other cores", func(r *Report) bool { return r.Machine != nil }, func(r *Report) string { return fmt.Sprintf("%.2f", r.Machine.OtherCores) }, "")
+	optional("changed", func(r *Report) bool { return r.Changed != nil }, func(r *Report) string { return fmt.Sprint(*r.Changed) }, "")
 	for i, r := range reports {
-		if r.Dropped > 0 {
-			fmt.Fprintf(tw, "dropped (%s)\t%d\t\n", names[i], r.Dropped)
-		}
-		keys := make([]string, 0, len(r.Errors))
-		for k := range r.Errors {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
 			fmt.Fprintf(tw, "error %s (%s)\t%d\t\n", k, names[i], r.Errors[k])
 		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for i, r := range reports {
+		for _, msg := range r.Warnings {
+			if _, err := fmt.Fprintf(w, "warning (%s): %s\n", names[i], msg); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -6,46 +6,80 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// fixture is what setup created for a scenario.
+// fixture is what a scenario works on: what setup created, or the
+// licences of a loaded data set.
 type fixture struct {
 	runID     string
 	productID string
-	keys      []string // licence keys
-	ids       []string // licence ids
-	emails    []string
-	machines  []string // status: one activated machine per worker
+	dataset   int // licences loaded by the data loader; 0 when setup issued its own
+
+	licenceKeys []string
+	ids         []string
+	emails      []string
+	refs        []string
+	machines    [][]byte // status: bodies of the activated machines
+
+	changed atomic.Int64 // revokes that changed a licence
 }
 
-// call sends one setup request and decodes a 2xx answer into out,
-// waiting and retrying while the server answers 429.
+// call sends one setup request and decodes a 2xx answer into out. A 429
+// on an administration route waits as long as the answer asks and tries
+// again; on a public route it fails, since setup spreads those over
+// client addresses and a 429 means the server does not trust them.
 func (c *client) call(ctx context.Context, req request, forwarded bool, out any) error {
 	for {
-		status, code, raw, err := c.do(ctx, req, forwarded)
+		a, err := c.send(ctx, req, forwarded)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", req.method, req.path, err)
 		}
-		if status == http.StatusTooManyRequests {
-			select {
-			case <-ctx.Done():
+		if a.status == http.StatusTooManyRequests && req.key == "" {
+			return fmt.Errorf("%s %s: 429 from a public route: start the server with LICENTIA_TRUSTED_PROXIES=127.0.0.1/32", req.method, req.path)
+		}
+		if a.status == http.StatusTooManyRequests {
+			if !sleepUntil(ctx, time.Now().Add(max(a.retryAfter, time.Second))) {
 				return ctx.Err()
-			case <-time.After(2 * time.Second):
 			}
 			continue
 		}
-		if status < 200 || status >= 300 {
-			return fmt.Errorf("%s %s: %d %s: %s", req.method, req.path, status, code, strings.TrimSpace(string(raw)))
+		if a.status < 200 || a.status >= 300 {
+			return fmt.Errorf("%s %s: %d %s: %s", req.method, req.path, a.status, a.code, strings.TrimSpace(string(a.body)))
 		}
 		if out == nil {
 			return nil
 		}
-		return json.Unmarshal(raw, out)
+		return json.Unmarshal(a.body, out)
 	}
+}
+
+// parallel runs f(i) for i in [0, n), eight at a time, until one fails,
+// and returns the first error.
+func parallel(n int, f func(i int) error) error {
+	var wg sync.WaitGroup
+	var first error
+	var once sync.Once
+	var failed atomic.Bool
+	sem := make(chan struct{}, 8)
+	for i := range n {
+		sem <- struct{}{}
+		if failed.Load() {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := f(i); err != nil {
+				once.Do(func() { first = err })
+				failed.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	return first
 }
 
 // randomID returns n random lowercase letters.
@@ -67,108 +101,106 @@ func mustJSON(v any) []byte {
 	return raw
 }
 
-// setup creates a product and the licences scenario needs through the
-// administration API.
-func setup(ctx context.Context, c *client, key, scenario string, workers, licences int, forwarded bool) (*fixture, error) {
+// setupConfig is what setup needs to know.
+type setupConfig struct {
+	scenario       string
+	licences       int // licences to issue
+	machines       int // machines to activate for status
+	dataset        int // licences loaded; 0 to issue our own
+	datasetProduct string
+	sample         int // licence ids to learn of the data set, for read and revoke
+}
+
+// setup prepares the fixture of a scenario through the administration
+// API: on a loaded data set it only learns licence ids, for read and
+// revoke; otherwise it creates a product and issues what the scenario
+// needs.
+func setup(ctx context.Context, c *client, keys *keyRing, sc setupConfig) (*fixture, error) {
 	f := &fixture{runID: randomID(8)}
-	f.productID = "loadgen-" + f.runID
-	prefix := "L" + strings.ToUpper(randomID(5))
-	err := c.call(ctx, request{method: http.MethodPost, path: "/v1/admin/products", key: key, body: mustJSON(map[string]any{
-		"id": f.productID, "name": "Loadgen " + f.runID, "key_prefix": prefix, "current_major": 1,
-	})}, false, nil)
-	if err != nil {
-		return nil, fmt.Errorf("create product: %w", err)
+	if sc.dataset > 0 && usesDataset(sc.scenario) {
+		f.dataset, f.productID = sc.dataset, sc.datasetProduct
+		if sc.scenario == "read" || sc.scenario == "revoke" {
+			ids, err := sampleIDs(ctx, c, keys, sc.dataset, sc.sample)
+			if err != nil {
+				return nil, err
+			}
+			f.ids = ids
+		}
+		return f, nil
 	}
-	n := 0
-	switch scenario {
-	case "status", "activate":
-		n = 1
-	case "find", "read":
-		n = licences
+	if sc.scenario == "counts" {
+		return f, nil
 	}
-	if err := f.issue(ctx, c, key, n); err != nil {
+	if err := f.createProduct(ctx, c, keys); err != nil {
 		return nil, err
 	}
-	if scenario == "status" {
-		f.machines = make([]string, workers)
-		for w := range workers {
-			f.machines[w] = fmt.Sprintf("lg-%s-w%d", f.runID, w)
-			err := c.call(ctx, request{method: http.MethodPost, path: "/v1/activations", body: activateBody(f.keys[0], f.machines[w])}, true, nil)
-			if err != nil {
-				return nil, fmt.Errorf("activate machine %d: %w", w, err)
-			}
-		}
+	n := sc.licences
+	if sc.scenario == "activate" || sc.scenario == "issue" {
+		n = 1
+	}
+	if err := f.issue(ctx, c, keys, n); err != nil {
+		return nil, err
+	}
+	if sc.scenario == "status" {
+		return f, f.activate(ctx, c, sc.machines)
 	}
 	return f, nil
 }
 
-// issue issues n machines licences of the highest limit, eight at a time.
-func (f *fixture) issue(ctx context.Context, c *client, key string, n int) error {
-	f.keys, f.ids, f.emails = make([]string, n), make([]string, n), make([]string, n)
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	sem := make(chan struct{}, 8)
-	for i := range n {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			email := fmt.Sprintf("lg-%d@%s.example", i, f.runID)
-			var out struct {
-				Licence struct {
-					ID string `json:"id"`
-				} `json:"licence"`
-				LicenceKey string `json:"licence_key"`
-			}
-			err := c.call(ctx, request{method: http.MethodPost, path: "/v1/admin/licences", key: key, body: mustJSON(map[string]any{
-				"product_id": f.productID, "email": email, "limit_kind": "machines", "limit_count": int64(4294967295),
-			})}, false, &out)
-			if err != nil {
-				errs <- fmt.Errorf("issue licence %d: %w", i, err)
-				return
-			}
-			f.keys[i], f.ids[i], f.emails[i] = out.LicenceKey, out.Licence.ID, email
-		})
+func (f *fixture) createProduct(ctx context.Context, c *client, keys *keyRing) error {
+	f.productID = "loadgen-" + f.runID
+	prefix := "L" + strings.ToUpper(randomID(5))
+	err := c.call(ctx, request{method: http.MethodPost, path: "/v1/admin/products", key: keys.next(), body: mustJSON(map[string]any{
+		"id": f.productID, "name": "Loadgen " + f.runID, "key_prefix": prefix, "current_major": 1,
+	})}, false, nil)
+	if err != nil {
+		return fmt.Errorf("create product: %w", err)
 	}
-	wg.Wait()
-	close(errs)
-	return <-errs
+	return nil
+}
+
+// issue issues n machines licences of the highest limit.
+func (f *fixture) issue(ctx context.Context, c *client, keys *keyRing, n int) error {
+	f.licenceKeys, f.ids, f.emails, f.refs = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	return parallel(n, func(i int) error {
+		email := fmt.Sprintf("lg-%d@%s.example", i, f.runID)
+		ref := fmt.Sprintf("lg-%s-%d", f.runID, i)
+		var out struct {
+			Licence struct {
+				ID string `json:"id"`
+			} `json:"licence"`
+			LicenceKey string `json:"licence_key"`
+		}
+		err := c.call(ctx, request{method: http.MethodPost, path: "/v1/admin/licences", key: keys.next(), body: mustJSON(map[string]any{
+			"product_id": f.productID, "email": email, "external_ref": ref,
+			"limit_kind": "machines", "limit_count": int64(4294967295),
+		})}, false, &out)
+		if err != nil {
+			return fmt.Errorf("issue licence %d: %w", i, err)
+		}
+		f.licenceKeys[i], f.ids[i], f.emails[i], f.refs[i] = out.LicenceKey, out.Licence.ID, email, ref
+		return nil
+	})
+}
+
+// activate activates n machines, machine i on licence i modulo the
+// licences issued, each from its own client address, and keeps the
+// status bodies that name them.
+func (f *fixture) activate(ctx context.Context, c *client, n int) error {
+	f.machines = make([][]byte, n)
+	return parallel(n, func(i int) error {
+		key, machine := f.licenceKeys[i%len(f.licenceKeys)], fmt.Sprintf("lg-%s-m%d", f.runID, i)
+		err := c.call(ctx, request{method: http.MethodPost, path: "/v1/activations", body: activateBody(key, machine)}, true, nil)
+		if err != nil {
+			return fmt.Errorf("activate machine %d: %w", i, err)
+		}
+		f.machines[i] = mustJSON(map[string]string{"licence_key": key, "machine_id": machine})
+		return nil
+	})
 }
 
 func activateBody(key, machine string) []byte {
 	return mustJSON(map[string]string{
 		"licence_key": key, "machine_id": machine, "label": "loadgen", "os": "linux", "app_version": "1.0.0",
 	})
-}
-
-// scenarioOf returns the requests scenario makes on f.
-func scenarioOf(name string, f *fixture, key string) (scenarioFunc, error) {
-	switch name {
-	case "status":
-		bodies := make([][]byte, len(f.machines))
-		for w, m := range f.machines {
-			bodies[w] = mustJSON(map[string]string{"licence_key": f.keys[0], "machine_id": m})
-		}
-		return func(w int, _ uint64) request {
-			return request{method: http.MethodPost, path: "/v1/activations/status", body: bodies[w%len(bodies)]}
-		}, nil
-	case "activate":
-		return func(_ int, seq uint64) request {
-			return request{method: http.MethodPost, path: "/v1/activations", body: activateBody(f.keys[0], fmt.Sprintf("lg-%s-%d", f.runID, seq))}
-		}, nil
-	case "find":
-		return func(_ int, seq uint64) request {
-			return request{method: http.MethodGet, path: "/v1/admin/licences?email=" + url.QueryEscape(f.emails[seq%uint64(len(f.emails))]), key: key}
-		}, nil
-	case "read":
-		return func(_ int, seq uint64) request {
-			return request{method: http.MethodGet, path: "/v1/admin/licences/" + url.PathEscape(f.ids[seq%uint64(len(f.ids))]), key: key}
-		}, nil
-	case "issue":
-		return func(_ int, seq uint64) request {
-			return request{method: http.MethodPost, path: "/v1/admin/licences", key: key, body: mustJSON(map[string]any{
-				"product_id": f.productID, "email": fmt.Sprintf("lg-issue-%d@%s.example", seq, f.runID),
-			})}
-		}, nil
-	}
-	return nil, fmt.Errorf("unknown scenario %q: want status, activate, find, read or issue", name)
 }

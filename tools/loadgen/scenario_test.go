@@ -1,0 +1,119 @@
+package main
+
+import (
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestDatasetNames(t *testing.T) {
+	if got, want := datasetEmail(123), "load-0000123@dataset.example"; got != want {
+		t.Errorf("datasetEmail(123) = %q, want %q", got, want)
+	}
+	if got, want := datasetRef(999999), "load-0999999"; got != want {
+		t.Errorf("datasetRef(999999) = %q, want %q", got, want)
+	}
+	// The prefix of block 123 is the common start of licences 12300 to 12399.
+	p := datasetPrefix(123)
+	if !strings.HasPrefix(datasetEmail(12300), p) || !strings.HasPrefix(datasetEmail(12399), p) || strings.HasPrefix(datasetEmail(12400), p) || strings.HasPrefix(datasetEmail(1230), p) {
+		t.Errorf("datasetPrefix(123) = %q does not match exactly licences 12300-12399", p)
+	}
+}
+
+func TestDatasetScenarios(t *testing.T) {
+	f := &fixture{dataset: 1000, productID: "ds", ids: []string{"id0", "id1", "id2"}}
+	keys := newKeyRing([]string{"k1", "k2"})
+	for _, tt := range []struct {
+		scenario, method string
+		path             *regexp.Regexp
+	}{
+		{"find", "GET", regexp.MustCompile(`^/v1/admin/licences\?email=load-0000[0-9]{3}%40dataset\.example$`)},
+		{"find-q", "GET", regexp.MustCompile(`^/v1/admin/licences\?q=load-0000[0-9]$`)},
+		{"find-ref", "GET", regexp.MustCompile(`^/v1/admin/licences\?product_id=ds&external_ref=load-0000[0-9]{3}$`)},
+		{"read", "GET", regexp.MustCompile(`^/v1/admin/licences/id[0-2]$`)},
+		{"revoke", "POST", regexp.MustCompile(`^/v1/admin/licences/id[0-2]/revoke$`)},
+		{"counts", "GET", regexp.MustCompile(`^/v1/admin/licences/counts$`)},
+		{"issue", "POST", regexp.MustCompile(`^/v1/admin/licences$`)},
+	} {
+		t.Run(tt.scenario, func(t *testing.T) {
+			sc, err := scenarioOf(tt.scenario, f, keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotKeys []string
+			for seq := range uint64(50) {
+				r := sc(seq)
+				if r.method != tt.method || !tt.path.MatchString(r.path) {
+					t.Fatalf("request %d = %s %s, want %s %v", seq, r.method, r.path, tt.method, tt.path)
+				}
+				gotKeys = append(gotKeys, r.key)
+			}
+			if !slices.Equal(gotKeys[:4], []string{"k1", "k2", "k1", "k2"}) {
+				t.Errorf("keys = %v, want k1 and k2 in turn", gotKeys[:4])
+			}
+		})
+	}
+	// Licences 0 to 999 make ten prefix blocks; over many requests find-q
+	// asks for all of them and nothing else.
+	sc, _ := scenarioOf("find-q", f, keys)
+	seen := make(map[string]bool)
+	for seq := range uint64(2000) {
+		q, _ := url.ParseQuery(strings.TrimPrefix(sc(seq).path, "/v1/admin/licences?"))
+		seen[q.Get("q")] = true
+	}
+	if len(seen) != 10 || !seen["load-00000"] || !seen["load-00009"] {
+		t.Errorf("find-q searched %d prefixes, want load-00000 to load-00009", len(seen))
+	}
+}
+
+func TestRevokeCountsChanged(t *testing.T) {
+	f := &fixture{ids: []string{"a", "b"}}
+	sc, err := scenarioOf("revoke", f, newKeyRing([]string{"k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sc(0)
+	if string(r.body) != `{"reason":"loadgen"}` {
+		t.Errorf("revoke body = %s", r.body)
+	}
+	for _, body := range []string{`{"licence":{},"changed":true}`, `{"licence":{},"changed":false}`, `{"changed":true}`, `not json`} {
+		r.onOK([]byte(body))
+	}
+	if got := f.changed.Load(); got != 2 {
+		t.Errorf("changed = %d, want 2", got)
+	}
+}
+
+func TestOwnScenarios(t *testing.T) {
+	f := &fixture{runID: "run", productID: "p", licenceKeys: []string{"KEY"}, emails: []string{"lg-0@run.example", "lg-1@run.example"},
+		refs: []string{"lg-run-0", "lg-run-1"}, machines: [][]byte{[]byte("m0"), []byte("m1"), []byte("m2")}}
+	keys := newKeyRing([]string{"k"})
+	sc, _ := scenarioOf("status", f, keys)
+	var bodies []string
+	for seq := range uint64(6) {
+		r := sc(seq)
+		if r.key != "" || r.path != "/v1/activations/status" {
+			t.Errorf("status request = %+v, want a public status check", r)
+		}
+		bodies = append(bodies, string(r.body))
+	}
+	if want := []string{"m0", "m1", "m2", "m0", "m1", "m2"}; !slices.Equal(bodies, want) {
+		t.Errorf("status bodies = %v, want the machines in turn %v", bodies, want)
+	}
+	sc, _ = scenarioOf("activate", f, keys)
+	if a, b := string(sc(1).body), string(sc(2).body); a == b || !strings.Contains(a, `"licence_key":"KEY"`) {
+		t.Errorf("activate bodies %s and %s: want a new machine each on the licence", a, b)
+	}
+	for _, tt := range []struct{ scenario, want string }{
+		{"find", "/v1/admin/licences?email=lg-1%40run.example"},
+		{"find-q", "/v1/admin/licences?q=lg-1%40run.example"},
+		{"find-ref", "/v1/admin/licences?product_id=p&external_ref=lg-run-1"},
+	} {
+		sc, _ := scenarioOf(tt.scenario, f, keys)
+		if got := sc(1).path; got != tt.want {
+			t.Errorf("%s path = %q, want %q", tt.scenario, got, tt.want)
+		}
+	}
+}
