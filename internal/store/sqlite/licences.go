@@ -80,11 +80,12 @@ func (r reader) LicenceByExternalRef(ctx context.Context, orgID, productID, ref 
 	return l, nil
 }
 
-// FindLicences builds one query of named parameters. A q search is a union
-// of three index look-ups (email prefix, id, external reference).
+// FindLicences builds one query of named parameters. A q search starts from
+// a union of three index look-ups (email prefix, id, external reference).
 func (r reader) FindLicences(ctx context.Context, orgID string, f store.LicenceFilter, now time.Time) ([]licentia.Licence, error) {
 	conds := []string{"org_id = :org"}
 	args := []any{sql.Named("org", orgID), sql.Named("now", store.Millis(now)), sql.Named("limit", f.Limit)}
+	from := "licences"
 	if f.Email != nil {
 		conds = append(conds, "email_search = :email")
 		args = append(args, sql.Named("email", strings.ToLower(*f.Email)))
@@ -99,10 +100,14 @@ func (r reader) FindLicences(ctx context.Context, orgID string, f store.LicenceF
 			prefix += " AND email_search < :qhigh"
 			args = append(args, sql.Named("qhigh", hi))
 		}
-		conds = append(conds, `id IN (
-			SELECT id FROM licences WHERE org_id = :org AND `+prefix+`
-			UNION ALL SELECT id FROM licences WHERE org_id = :org AND id = :qid
-			UNION ALL SELECT id FROM licences WHERE org_id = :org AND external_ref = :qref)`)
+		// The matches drive the query (CROSS JOIN keeps them the outer
+		// loop): as an IN condition, SQLite walked the organization's
+		// licences in issue order and tested each, a scan of a million
+		// rows for a prefix that matches a hundred.
+		from = `(SELECT id AS match_id FROM licences WHERE org_id = :org AND ` + prefix + `
+			UNION SELECT id FROM licences WHERE org_id = :org AND id = :qid
+			UNION SELECT id FROM licences WHERE org_id = :org AND external_ref = :qref) AS q
+			CROSS JOIN licences ON licences.id = q.match_id`
 		args = append(args, sql.Named("qlow", q), sql.Named("qid", *f.Q), sql.Named("qref", *f.Q))
 	}
 	if f.ProductID != nil {
@@ -127,7 +132,7 @@ func (r reader) FindLicences(ctx context.Context, orgID string, f store.LicenceF
 		conds = append(conds, "source = :source")
 		args = append(args, sql.Named("source", string(*f.Source)))
 	}
-	query := `SELECT ` + licenceColumns + ` FROM licences WHERE ` + strings.Join(conds, " AND ") +
+	query := `SELECT ` + licenceColumns + ` FROM ` + from + ` WHERE ` + strings.Join(conds, " AND ") +
 		` ORDER BY issued_at DESC, id DESC LIMIT :limit`
 	ls, err := r.queryLicences(ctx, query, args...)
 	if err != nil {
