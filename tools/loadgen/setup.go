@@ -135,7 +135,7 @@ func setup(ctx context.Context, c *client, keys *keyRing, sc setupConfig) (*fixt
 		return nil, err
 	}
 	n := sc.licences
-	if sc.scenario == "activate" || sc.scenario == "issue" {
+	if sc.scenario == "issue" {
 		n = 1
 	}
 	if err := f.issue(ctx, c, keys, n); err != nil {
