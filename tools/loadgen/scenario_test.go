@@ -106,9 +106,8 @@ func TestOwnScenarios(t *testing.T) {
 	if a, b := string(sc(1).body), string(sc(2).body); a == b || !strings.Contains(a, `"licence_key":"KEY"`) {
 		t.Errorf("activate bodies %s and %s: want a new machine each on the licence", a, b)
 	}
-	two := *f
-	two.licenceKeys = []string{"K0", "K1"}
-	sc, _ = scenarioOf("activate", &two, keys)
+	f.licenceKeys = []string{"K0", "K1"}
+	sc, _ = scenarioOf("activate", f, keys)
 	if a, b := string(sc(2).body), string(sc(3).body); !strings.Contains(a, `"licence_key":"K0"`) || !strings.Contains(b, `"licence_key":"K1"`) {
 		t.Errorf("activate bodies %s and %s: want the licences in turn", a, b)
 	}
