@@ -11,6 +11,11 @@ import (
 func NewID() string {
 	var b [16]byte
 	rand.Read(b[:])
+	return UUIDv4(b)
+}
+
+// UUIDv4 formats 16 random bytes as a version 4 UUID in lower case.
+func UUIDv4(b [16]byte) string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	var s [36]byte
