@@ -117,6 +117,12 @@ func (s *Service) resolve(ctx context.Context, key string, sign bool) (*subject,
 		return nil, err
 	}
 	l, err := s.store.LicenceByID(ctx, licenceID)
+	return s.subjectOf(p, l, err, sign)
+}
+
+// subjectOf finishes resolve once the licence of a verified key was read
+// (l and err are the read's result).
+func (s *Service) subjectOf(p *licentia.Product, l *licentia.Licence, err error, sign bool) (*subject, error) {
 	if licentia.ErrorCode(err) == licentia.CodeLicenceNotFound || err == nil && l.ProductID != p.ID {
 		// A genuine key the service does not know: not a revocation, so the
 		// application keeps its offline result.
@@ -205,30 +211,30 @@ func (s *Service) Activate(ctx context.Context, key string, m Machine) (*Result,
 // effect at once. A live activation's last_seen_at is refreshed when it is
 // more than a minute old.
 func (s *Service) Status(ctx context.Context, key, machineID string) (string, error) {
-	sub, err := s.resolve(ctx, key, true)
+	p, licenceID, err := s.cat.VerifyLicenceKey(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	l, seat, err := s.store.LicenceWithSeat(ctx, licenceID, machineID)
+	sub, err := s.subjectOf(p, l, err, true)
 	if err != nil {
 		return "", err
 	}
 	now := s.now()
-	l := sub.licence
 	var activationID *string
-	a, err := s.store.LiveActivation(ctx, l.OrgID, l.ID, machineID)
-	switch {
-	case err == nil:
-		activationID = &a.ID
-		if isStale(a, now) {
-			if err := s.touch(ctx, l, machineID, now); err != nil {
+	if seat != nil {
+		activationID = &seat.ActivationID
+		if isStale(seat.LastSeenAt, now) {
+			if err := s.touch(ctx, sub.licence, machineID, now); err != nil {
 				return "", fmt.Errorf("status: %w", err)
 			}
 		}
-	case licentia.ErrorCode(err) != licentia.CodeNotFound:
-		return "", err
 	}
 	return s.verdict(sub, machineID, activationID, now, true)
 }
 
-// isStale reports whether a's stored last_seen_at is more than seenLag old.
-func isStale(a *licentia.Activation, now time.Time) bool { return now.Sub(a.LastSeenAt) > seenLag }
+// isStale reports whether a stored last_seen_at is more than seenLag old.
+func isStale(lastSeen, now time.Time) bool { return now.Sub(lastSeen) > seenLag }
 
 // touch refreshes last_seen_at of the machine's live activation. It reads
 // the activation again while holding the licence, as Activate does: the
@@ -243,7 +249,7 @@ func (s *Service) touch(ctx context.Context, l *licentia.Licence, machineID stri
 		if licentia.ErrorCode(err) == licentia.CodeNotFound {
 			return nil // freed meanwhile: nothing to refresh
 		}
-		if err != nil || !isStale(a, now) {
+		if err != nil || !isStale(a.LastSeenAt, now) {
 			return err
 		}
 		a.LastSeenAt = now

@@ -29,6 +29,21 @@ type LicenceFilter struct {
 	Limit       int
 }
 
+// Seat is what the status route needs of a machine's live activation.
+type Seat struct {
+	ActivationID string
+	LastSeenAt   time.Time
+}
+
+// ScanWith appends extra destinations to a row's Scan, so a query can read
+// a few columns after an entity's own with that entity's scan function.
+type ScanWith struct {
+	Row   interface{ Scan(dest ...any) error }
+	Extra []any
+}
+
+func (s ScanWith) Scan(dest ...any) error { return s.Row.Scan(append(dest, s.Extra...)...) }
+
 // LicenceCounts are the numbers of GET /v1/admin/licences/counts.
 type LicenceCounts struct {
 	All, Active, Trial, Expired, Revoked int64

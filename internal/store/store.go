@@ -76,6 +76,10 @@ type Reader interface {
 	// LicenceByID reads a licence of any organization, for the activation
 	// routes, where the licence key is the credential.
 	LicenceByID(ctx context.Context, id string) (*licentia.Licence, error)
+	// LicenceWithSeat reads a licence of any organization, as LicenceByID,
+	// and in the same query the live seat of a machine on it (nil when it
+	// holds none): the status route's one read.
+	LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *Seat, error)
 	// LiveActivation finds the live activation of a machine on a licence.
 	LiveActivation(ctx context.Context, orgID, licenceID, machineID string) (*licentia.Activation, error)
 	// Activation reads one activation; another organization's answers

@@ -57,6 +57,29 @@ func (r reader) Licence(ctx context.Context, orgID, id string) (*licentia.Licenc
 	return l, nil
 }
 
+func (r reader) LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *store.Seat, error) {
+	if !isID(licenceID) {
+		return nil, nil, fmt.Errorf("read licence: %w", licenceNotFound())
+	}
+	if !isText(machineID) {
+		l, err := r.LicenceByID(ctx, licenceID)
+		return l, nil, err
+	}
+	var id *string
+	var seen *time.Time
+	l, err := scanLicence(store.ScanWith{Row: r.q.QueryRow(ctx, `SELECT `+licenceColumns+`,
+		(SELECT id FROM activations WHERE licence_id = licences.id AND machine_id = $2 AND deactivated_at IS NULL),
+		(SELECT last_seen_at FROM activations WHERE licence_id = licences.id AND machine_id = $2 AND deactivated_at IS NULL)
+		FROM licences WHERE id = $1`, licenceID, machineID), Extra: []any{&id, &seen}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read licence: %w", err)
+	}
+	if id == nil || seen == nil {
+		return l, nil, nil
+	}
+	return l, &store.Seat{ActivationID: *id, LastSeenAt: seen.UTC()}, nil
+}
+
 func (r reader) LicenceByID(ctx context.Context, id string) (*licentia.Licence, error) {
 	if !isID(id) {
 		return nil, fmt.Errorf("read licence: %w", licenceNotFound())

@@ -63,6 +63,22 @@ func (r reader) Licence(ctx context.Context, orgID, id string) (*licentia.Licenc
 	return l, nil
 }
 
+func (r reader) LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *store.Seat, error) {
+	var id *string
+	var seen *int64
+	l, err := scanLicence(store.ScanWith{Row: r.q.QueryRowContext(ctx, `SELECT `+licenceColumns+`,
+		(SELECT id FROM activations WHERE licence_id = licences.id AND machine_id = :machine AND deactivated_at IS NULL),
+		(SELECT last_seen_at FROM activations WHERE licence_id = licences.id AND machine_id = :machine AND deactivated_at IS NULL)
+		FROM licences WHERE id = :id`, sql.Named("id", licenceID), sql.Named("machine", machineID)), Extra: []any{&id, &seen}})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read licence: %w", err)
+	}
+	if id == nil || seen == nil {
+		return l, nil, nil
+	}
+	return l, &store.Seat{ActivationID: *id, LastSeenAt: store.FromMillis(*seen)}, nil
+}
+
 func (r reader) LicenceIDTaken(ctx context.Context, id string) (bool, error) {
 	var n int
 	if err := r.q.QueryRowContext(ctx, `SELECT count(*) FROM licences WHERE id = ?`, id).Scan(&n); err != nil {

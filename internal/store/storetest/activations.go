@@ -94,6 +94,26 @@ func testActivations(t *testing.T, s store.Store) {
 		if err != nil || live.ID != again.ID {
 			t.Errorf("LiveActivation(machine-1) = %+v, %v, want %s", live, err, again.ID)
 		}
+		wantLicence := readLicence(t, s, o.ID, l.ID)
+		for _, tt := range []struct {
+			machine string
+			want    *store.Seat
+		}{
+			{"machine-1", &store.Seat{ActivationID: again.ID, LastSeenAt: atMillis(again.LastSeenAt)}},
+			{"Machine-1", &store.Seat{ActivationID: second.ID, LastSeenAt: atMillis(second.LastSeenAt)}},
+			{"machine-2", nil},
+			{"", nil},
+		} {
+			gotLicence, seat, err := r.LicenceWithSeat(ctx, l.ID, tt.machine)
+			if err != nil || cmp.Diff(wantLicence, gotLicence) != "" || cmp.Diff(tt.want, seat) != "" {
+				t.Errorf("LicenceWithSeat(%q) = %+v, %+v, %v; want the licence and seat %+v", tt.machine, gotLicence, seat, err, tt.want)
+			}
+			if seat != nil && seat.LastSeenAt.Location() != time.UTC {
+				t.Errorf("LicenceWithSeat(%q) last_seen_at not in UTC", tt.machine)
+			}
+		}
+		_, _, err = r.LicenceWithSeat(ctx, licentia.NewID(), "machine-1")
+		wantCode(t, "LicenceWithSeat(unknown licence)", err, licentia.CodeLicenceNotFound)
 		got1, err := r.Activation(ctx, o.ID, first.ID)
 		if diff := cmp.Diff(&wantFirst, got1); diff != "" || err != nil {
 			t.Errorf("Activation() error = %v, mismatch (-want +got):\n%s", err, diff)
