@@ -253,7 +253,11 @@ func (m *model) checkCounts(t *testing.T, st store.Store, orgID, productID strin
 		if err != nil {
 			t.Fatalf("CountLicences() error = %v", err)
 		}
-		if diff := gocmp.Diff(m.bruteCounts(since, now), *got); diff != "" {
+		live := map[string]int64{}
+		for _, l := range m.licences {
+			live[l.ID] = l.LiveActivations
+		}
+		if diff := gocmp.Diff(storetest.BruteCounts(m.licences, live, orgID, product, since, now), *got); diff != "" {
 			t.Errorf("CountLicences(%s) mismatch (-want +got):\n%s", licentia.FormatTime(now), diff)
 		}
 	}
@@ -270,45 +274,6 @@ func (m *model) checkCounts(t *testing.T, st store.Store, orgID, productID strin
 	if got != want {
 		t.Errorf("PlanLicenceCount(%s) = %d, want %d", licentia.FormatTime(now), got, want)
 	}
-}
-
-func (m *model) bruteCounts(since, now time.Time) store.LicenceCounts {
-	var c store.LicenceCounts
-	for _, l := range m.licences {
-		c.All++
-		switch l.DerivedState(now) {
-		case licentia.StateActive:
-			c.Active++
-			c.LiveMachines += l.LiveActivations
-		case licentia.StateTrial:
-			c.Trial++
-			c.LiveMachines += l.LiveActivations
-		case licentia.StateExpired:
-			c.Expired++
-		case licentia.StateRevoked:
-			c.Revoked++
-		}
-		switch l.Term() {
-		case licentia.TermPerpetual:
-			c.Perpetual++
-		case licentia.TermTerm:
-			c.Term++
-		case licentia.TermSubscription:
-			c.Subscription++
-		}
-		if l.Source == licentia.SourceProvider {
-			c.Provider++
-		} else {
-			c.Admin++
-		}
-		if !l.IssuedAt.Before(since) {
-			c.IssuedSince++
-		}
-		if l.Status == licentia.StatusRevoked && !l.StatusChangedAt.Before(since) {
-			c.RevokedSince++
-		}
-	}
-	return c
 }
 
 // checkReads reads every licence and its activations back through the

@@ -13,10 +13,10 @@ import (
 	"github.com/licentia/licentia/internal/store"
 )
 
-// bruteCounts computes the counts of GET /v1/admin/licences/counts from
+// BruteCounts computes the counts of GET /v1/admin/licences/counts from
 // every licence, by the contract's rules: what counters and the sweeper
 // must reproduce.
-func bruteCounts(ls []*licentia.Licence, live map[string]int64, orgID string, productID *string, since, now time.Time) store.LicenceCounts {
+func BruteCounts(ls []*licentia.Licence, live map[string]int64, orgID string, productID *string, since, now time.Time) store.LicenceCounts {
 	var c store.LicenceCounts
 	for _, l := range ls {
 		if l.OrgID != orgID || (productID != nil && l.ProductID != *productID) {
@@ -270,7 +270,7 @@ func (m *countModel) check(label string, nows ...time.Time) {
 		for _, now := range nows {
 			for i, productID := range products {
 				since := []time.Time{base.Add(-90 * time.Minute), base}[i%2]
-				want := bruteCounts(m.licences, live, orgID, productID, since, now)
+				want := BruteCounts(m.licences, live, orgID, productID, since, now)
 				got, err := m.s.CountLicences(ctx, orgID, productID, since, now)
 				if err != nil {
 					t.Fatalf("%s: CountLicences() error = %v", label, err)

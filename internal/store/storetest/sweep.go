@@ -54,7 +54,7 @@ func testSweepSameInstant(t *testing.T, s store.Store) {
 	check := func(label string) {
 		t.Helper()
 		for _, at := range []time.Time{edge.Add(-2 * time.Millisecond), edge.Add(-time.Millisecond), edge, now} {
-			want := bruteCounts(all, live, o.ID, nil, base, at)
+			want := BruteCounts(all, live, o.ID, nil, base, at)
 			got, err := s.CountLicences(ctx, o.ID, nil, base, at)
 			if err != nil || *got != want {
 				t.Errorf("%s: CountLicences(now %s) = %+v, %v, want %+v", label, at.Format(time.RFC3339Nano), got, err, want)
@@ -114,7 +114,7 @@ func testCountsAsStored(t *testing.T, s store.Store) {
 	createLicences(t, s, issued)
 	updateLicence(t, s, o.ID, changed.ID, func(l *licentia.Licence) { l.ExpiresAt = fine })
 	for _, now := range []time.Time{base.Add(-time.Millisecond), base, base.Add(time.Hour)} {
-		want := bruteCounts([]*licentia.Licence{stored(issued), stored(updateLicenceCopy(changed, fine))}, nil, o.ID, nil, base, now)
+		want := BruteCounts([]*licentia.Licence{stored(issued), stored(updateLicenceCopy(changed, fine))}, nil, o.ID, nil, base, now)
 		got, err := s.CountLicences(ctx, o.ID, nil, base, now)
 		if err != nil || *got != want {
 			t.Errorf("CountLicences(now %s) = %+v, %v, want %+v", now.Format(time.RFC3339Nano), got, err, want)
@@ -169,7 +169,7 @@ func testSweepRace(t *testing.T, s store.Store) {
 		}
 	}
 	for _, now := range []time.Time{base, base.Add(3*time.Second + 8*time.Millisecond), base.Add(time.Hour)} {
-		want := bruteCounts(all, nil, o.ID, nil, base, now)
+		want := BruteCounts(all, nil, o.ID, nil, base, now)
 		if got, err := s.CountLicences(ctx, o.ID, nil, base, now); err != nil || *got != want {
 			t.Errorf("CountLicences(now %s) = %+v, %v, want %+v", now.Format(time.RFC3339Nano), got, err, want)
 		}
