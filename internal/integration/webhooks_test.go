@@ -130,11 +130,11 @@ func TestDeliveriesSharedWithoutDoubleSends(t *testing.T) {
 func TestDeliveriesSurviveKilledProcess(t *testing.T) {
 	// Each answer takes a while, so a's attempts are in flight when it dies.
 	h := newHooks(t, 200*time.Millisecond)
-	// More events than one claim takes (32), issued through both processes:
-	// each claims some as they come, and the receiver holds every attempt
-	// until both have sent one, so a has attempts in flight either way.
+	// More events than one process has senders (64), issued through both:
+	// the receiver holds every attempt until both have sent one, so b can
+	// take at most 64 and a is left attempts to have in flight when killed.
 	var ids []string
-	for i := range 60 {
+	for i := range 150 {
 		ids = append(ids, h.issue(t, []*process{h.a, h.b}[i%2], i))
 	}
 	eventually(t, "a sending deliveries", 10*time.Second, 5*time.Millisecond, func() bool {
