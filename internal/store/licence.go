@@ -1,7 +1,10 @@
 package store
 
 import (
+	"cmp"
+	"fmt"
 	"hash/fnv"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -74,6 +77,38 @@ type StatsKey struct {
 	Trial     bool
 	Lapsed    bool
 	Shard     int
+}
+
+// CompareStatsKeys orders licence_stats rows as every writer takes their
+// locks (product, status, source, term, trial, lapsed, shard), so two
+// transactions never wait for a row the other holds.
+func CompareStatsKeys(a, b StatsKey) int {
+	return cmp.Or(cmp.Compare(a.ProductID, b.ProductID), cmp.Compare(a.Status, b.Status),
+		cmp.Compare(a.Source, b.Source), cmp.Compare(a.Term, b.Term), compareBool(a.Trial, b.Trial),
+		compareBool(a.Lapsed, b.Lapsed), cmp.Compare(a.Shard, b.Shard))
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// ParseWatermark reads the stored sweep watermark (SettingSweepWatermark):
+// Unix milliseconds, and the epoch when no sweep has run.
+func ParseWatermark(v string) (time.Time, error) {
+	if v == "" {
+		return FromMillis(0), nil
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read sweep watermark %q: %w", v, err)
+	}
+	return FromMillis(ms), nil
 }
 
 // KeyOf is the row licence l counts in, for sweep watermark w. Only a

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"cmp"
-	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
@@ -39,34 +36,6 @@ func countRows(ls []licentia.Licence, w time.Time) []counter {
 	for _, c := range byKey {
 		out = append(out, *c)
 	}
-	slices.SortFunc(out, func(a, b counter) int {
-		x, y := a.key, b.key
-		return cmp.Or(cmp.Compare(x.ProductID, y.ProductID), cmp.Compare(x.Status, y.Status),
-			cmp.Compare(x.Source, y.Source), cmp.Compare(x.Term, y.Term), compareBool(x.Trial, y.Trial),
-			compareBool(x.Lapsed, y.Lapsed), cmp.Compare(x.Shard, y.Shard))
-	})
+	slices.SortFunc(out, func(a, b counter) int { return store.CompareStatsKeys(a.key, b.key) })
 	return out
-}
-
-func compareBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
-}
-
-// parseWatermark reads the stored sweep watermark as both engines do: Unix
-// milliseconds, and the epoch when no sweep has run.
-func parseWatermark(v string) (time.Time, error) {
-	if v == "" {
-		return store.FromMillis(0), nil
-	}
-	ms, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("read sweep watermark %q: %w", v, err)
-	}
-	return store.FromMillis(ms), nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/store/postgres"
 	"github.com/licentia/licentia/internal/store/storetest"
 )
 
@@ -293,8 +294,14 @@ func (m *model) checkReads(t *testing.T, st store.Store, orgID string) {
 			t.Fatalf("Licence(%s) mismatch (-want +got):\n%s", want.Email, diff)
 		}
 		acts := byLicence[want.ID]
-		slices.SortFunc(acts, func(a, b licentia.Activation) int {
-			return cmp.Or(compareBool(!a.IsLive(), !b.IsLive()), a.ActivatedAt.Compare(b.ActivatedAt), cmp.Compare(a.ID, b.ID))
+		slices.SortFunc(acts, func(a, b licentia.Activation) int { // live first
+			if a.IsLive() != b.IsLive() {
+				if a.IsLive() {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Or(a.ActivatedAt.Compare(b.ActivatedAt), cmp.Compare(a.ID, b.ID))
 		})
 		gotActs, err := st.Activations(t.Context(), orgID, want.ID)
 		if err != nil {
@@ -329,7 +336,7 @@ func TestSweepLockKey(t *testing.T) {
 			return err
 		}
 		var free bool
-		err := conn.QueryRow(t.Context(), `SELECT pg_try_advisory_xact_lock_shared(`+sweepLockKey+`)`).Scan(&free)
+		err := conn.QueryRow(t.Context(), `SELECT pg_try_advisory_xact_lock_shared(`+postgres.SweepLockKey+`)`).Scan(&free)
 		if free {
 			t.Error("the sweep lock of a batch is free while a sweep runs")
 		}

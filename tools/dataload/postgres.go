@@ -10,6 +10,7 @@ import (
 
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/store/postgres"
 )
 
 // postgresSink writes with COPY through one connection of its own.
@@ -29,12 +30,6 @@ func (s *postgresSink) close() error {
 	return s.conn.Close(context.Background())
 }
 
-// sweepLockKey must be the key the PostgreSQL engine's sweep lock uses
-// (internal/store/postgres/stats.go): every transaction that writes
-// licences or their counters takes it in shared mode, the sweeper alone,
-// so the watermark a batch reads cannot move before the batch commits.
-const sweepLockKey = `hashtextextended('licentia.licence_sweep.' || current_schema(), 0)`
-
 // write commits one batch. synchronous_commit is off for these
 // transactions only: a crash of the server may lose the last batches, never
 // corrupt anything, which is acceptable for generated data.
@@ -47,7 +42,7 @@ func (s *postgresSink) write(ctx context.Context, ls []licentia.Licence, as []li
 	if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+sweepLockKey+`)`); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+postgres.SweepLockKey+`)`); err != nil {
 		return fmt.Errorf("lock licence sweep: %w", err)
 	}
 	var raw string
@@ -55,7 +50,7 @@ func (s *postgresSink) write(ctx context.Context, ls []licentia.Licence, as []li
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("read sweep watermark: %w", err)
 	}
-	w, err := parseWatermark(raw)
+	w, err := store.ParseWatermark(raw)
 	if err != nil {
 		return err
 	}

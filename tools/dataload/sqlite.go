@@ -97,7 +97,7 @@ func (s *sqliteSink) write(ctx context.Context, ls []licentia.Licence, as []lice
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("read sweep watermark: %w", err)
 	}
-	w, err := parseWatermark(raw)
+	w, err := store.ParseWatermark(raw)
 	if err != nil {
 		return err
 	}

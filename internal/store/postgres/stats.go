@@ -26,11 +26,12 @@ import (
 // advisory lock, unlike a shared row lock, queues new holders behind a
 // waiting sweeper, so a steady stream of writers cannot starve it. The key
 // includes the schema, so stores in other schemas of the database (tests)
-// do not wait for each other.
-const sweepLockKey = `hashtextextended('licentia.licence_sweep.' || current_schema(), 0)`
+// do not wait for each other. Bulk loaders writing licences take it shared
+// too.
+const SweepLockKey = `hashtextextended('licentia.licence_sweep.' || current_schema(), 0)`
 
 func lockSweepShared(ctx context.Context, q queryer) error {
-	if _, err := q.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+sweepLockKey+`)`); err != nil {
+	if _, err := q.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+SweepLockKey+`)`); err != nil {
 		return fmt.Errorf("lock licence sweep: %w", err)
 	}
 	return nil
@@ -80,19 +81,7 @@ func (t *tx) apply(ctx context.Context, d deltas) error {
 }
 
 func compareStatsRows(a, b statsRow) int {
-	return cmp.Or(cmp.Compare(a.OrgID, b.OrgID), cmp.Compare(a.ProductID, b.ProductID),
-		cmp.Compare(a.Status, b.Status), cmp.Compare(a.Source, b.Source), cmp.Compare(a.Term, b.Term),
-		compareBool(a.Trial, b.Trial), compareBool(a.Lapsed, b.Lapsed), cmp.Compare(a.Shard, b.Shard))
-}
-
-func compareBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
+	return cmp.Or(cmp.Compare(a.OrgID, b.OrgID), store.CompareStatsKeys(a.StatsKey, b.StatsKey))
 }
 
 // watermark reads the sweep watermark (the epoch before any sweep). Callers
@@ -102,18 +91,7 @@ func (r reader) watermark(ctx context.Context) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	return parseWatermark(v)
-}
-
-func parseWatermark(v string) (time.Time, error) {
-	if v == "" {
-		return time.UnixMilli(0).UTC(), nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("read sweep watermark %q: %w", v, err)
-	}
-	return store.FromMillis(n), nil
+	return store.ParseWatermark(v)
 }
 
 // snapshot runs fn on one view of the database, for reads made of several
@@ -251,7 +229,7 @@ func (t *tx) SweepLicences(ctx context.Context, now time.Time, batch int) (int, 
 		return 0, fmt.Errorf("sweep licences: batch %d is not positive", batch)
 	}
 	now = ms(now)
-	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+sweepLockKey+`)`); err != nil {
+	if _, err := t.tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+SweepLockKey+`)`); err != nil {
 		return 0, fmt.Errorf("sweep licences: %w", err)
 	}
 	w, err := t.lockWatermark(ctx)
@@ -315,5 +293,5 @@ func (t *tx) lockWatermark(ctx context.Context) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, fmt.Errorf("sweep licences: %w", err)
 	}
-	return parseWatermark(v)
+	return store.ParseWatermark(v)
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -241,14 +240,10 @@ func (t *tx) RewriteLicenceAudit(ctx context.Context, orgID, licenceID string, f
 // watermark reads the sweep watermark (the epoch before any sweep).
 func (r reader) watermark(ctx context.Context) (time.Time, error) {
 	v, err := r.Setting(ctx, store.SettingSweepWatermark)
-	if err != nil || v == "" {
-		return time.UnixMilli(0).UTC(), err
-	}
-	ms, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("read sweep watermark %q: %w", v, err)
+		return time.Time{}, err
 	}
-	return store.FromMillis(ms), nil
+	return store.ParseWatermark(v)
 }
 
 func (r reader) LicenceByID(ctx context.Context, id string) (*licentia.Licence, error) {
