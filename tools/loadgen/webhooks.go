@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -86,17 +84,17 @@ func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	defer stopReceiver()
 
-	api := newHookAPI(strings.TrimRight(*server, "/"), *key, *concurrency)
-	fmt.Fprintf(stderr, "setting up %d licences and %d endpoints on %s\n", *licences, *endpoints, api.base)
-	run := hookRunID()
-	licenceKeys, err := hookLicences(ctx, api, run, *licences)
+	c, keys := newClient(strings.TrimRight(*server, "/"), *concurrency), newKeyRing([]string{*key})
+	fmt.Fprintf(stderr, "setting up %d licences and %d endpoints on %s\n", *licences, *endpoints, c.base)
+	run := randomID(8) // names the run's product, endpoints and machines
+	licenceKeys, err := hookLicences(ctx, c, keys, run, *licences)
 	if err != nil {
 		return err
 	}
-	ids, err := hookEndpoints(ctx, api, ledger, hookHost, run, *endpoints)
+	ids, err := hookEndpoints(ctx, c, keys, ledger, hookHost, run, *endpoints)
 	defer func() {
 		// Plans count endpoints: remove this run's even when it failed.
-		if err := deleteHookEndpoints(context.WithoutCancel(ctx), api, ids); err != nil {
+		if err := deleteHookEndpoints(context.WithoutCancel(ctx), c, keys, ids); err != nil {
 			fmt.Fprintln(stderr, "loadgen: delete endpoints:", err)
 		}
 	}()
@@ -109,7 +107,7 @@ func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := m.begin(); err != nil {
 		return err
 	}
-	made := makeHookChanges(ctx, api, ledger, run, licenceKeys, *changes, *concurrency)
+	made := makeHookChanges(ctx, c, ledger, run, licenceKeys, *changes, *concurrency)
 	m.changesDone = time.Now()
 	fmt.Fprintf(stderr, "%d changes made in %s; waiting for deliveries\n", made.ok, m.changesDone.Sub(m.start).Round(time.Millisecond))
 	waitHooks(ctx, ledger, *timeout)
@@ -166,93 +164,24 @@ func startHookReceiver(addr string, cert tls.Certificate, ledger *hookLedger) (s
 	return func() { srv.Close() }, nil
 }
 
-// hookAPI calls the administration and activation routes.
-type hookAPI struct {
-	base string
-	key  string
-	http *http.Client
-	addr atomic.Uint32 // last X-Forwarded-For address handed out
-}
-
-func newHookAPI(base, key string, conns int) *hookAPI {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = conns + 4
-	return &hookAPI{base: base, key: key, http: &http.Client{Transport: t, Timeout: 30 * time.Second}}
-}
-
-// call sends a request and decodes a 2xx answer into out. Public requests
-// (admin false) come from a new X-Forwarded-For address each. It answers
-// the status, also with an error for any other status.
-func (a *hookAPI) call(ctx context.Context, method, path string, admin bool, in, out any) (int, error) {
-	var body io.Reader
-	if in != nil {
-		raw, err := json.Marshal(in)
-		if err != nil {
-			return 0, err
-		}
-		body = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, a.base+path, body)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if admin {
-		req.Header.Set("Authorization", "Bearer "+a.key)
-	} else {
-		n := a.addr.Add(1)
-		req.Header.Set("X-Forwarded-For", fmt.Sprintf("10.%d.%d.%d", n>>16&0xff, n>>8&0xff, n&0xff))
-	}
-	resp, err := a.http.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return resp.StatusCode, fmt.Errorf("%s %s: %d: %s", method, path, resp.StatusCode, strings.TrimSpace(string(raw)))
-	}
-	if out == nil {
-		return resp.StatusCode, nil
-	}
-	return resp.StatusCode, json.Unmarshal(raw, out)
-}
-
 // hookLicences creates a product and n licences with room for every
 // machine, and returns their keys. Spreading the activations over several
 // licences keeps them from queueing behind one licence's seat count.
-func hookLicences(ctx context.Context, api *hookAPI, run string, n int) ([]string, error) {
-	product := "loadgen-hooks-" + run
-	_, err := api.call(ctx, http.MethodPost, "/v1/admin/products", true, map[string]any{
-		"id": product, "name": "Loadgen webhooks " + run, "key_prefix": "H" + strings.ToUpper(hookRunID()[:5]), "current_major": 1,
-	}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("create product: %w", err)
+func hookLicences(ctx context.Context, c *client, keys *keyRing, run string, n int) ([]string, error) {
+	f := &fixture{runID: "hooks-" + run}
+	if err := f.createProduct(ctx, c, keys); err != nil {
+		return nil, err
 	}
-	keys := make([]string, n)
-	for i := range keys {
-		var out struct {
-			LicenceKey string `json:"licence_key"`
-		}
-		_, err := api.call(ctx, http.MethodPost, "/v1/admin/licences", true, map[string]any{
-			"product_id": product, "email": fmt.Sprintf("hooks-%d@%s.example", i, run),
-			"limit_kind": "machines", "limit_count": int64(4294967295),
-		}, &out)
-		if err != nil {
-			return nil, fmt.Errorf("issue licence: %w", err)
-		}
-		keys[i] = out.LicenceKey
+	if err := f.issue(ctx, c, keys, n); err != nil {
+		return nil, err
 	}
-	return keys, nil
+	return f.licenceKeys, nil
 }
 
 // hookEndpoints adds n endpoints https://host/run/eN for activation.created
 // and registers their secrets with the ledger. It returns the ids of those
 // it added, also on failure, so they can be deleted.
-func hookEndpoints(ctx context.Context, api *hookAPI, ledger *hookLedger, host, run string, n int) ([]string, error) {
+func hookEndpoints(ctx context.Context, c *client, keys *keyRing, ledger *hookLedger, host, run string, n int) ([]string, error) {
 	var ids []string
 	for i := range n {
 		path := fmt.Sprintf("/%s/e%d", run, i+1)
@@ -262,10 +191,10 @@ func hookEndpoints(ctx context.Context, api *hookAPI, ledger *hookLedger, host, 
 			} `json:"webhook_endpoint"`
 			Secret string `json:"secret"`
 		}
-		_, err := api.call(ctx, http.MethodPost, "/v1/admin/webhooks", true, map[string]any{
+		err := c.call(ctx, request{method: http.MethodPost, path: "/v1/admin/webhooks", key: keys.next(), body: mustJSON(map[string]any{
 			"url": "https://" + host + path, "event_types": []string{"activation.created"},
 			"description": "loadgen " + run,
-		}, &out)
+		})}, false, &out)
 		if err != nil {
 			return ids, fmt.Errorf("add endpoint: %w", err)
 		}
@@ -277,12 +206,12 @@ func hookEndpoints(ctx context.Context, api *hookAPI, ledger *hookLedger, host, 
 	return ids, nil
 }
 
-func deleteHookEndpoints(ctx context.Context, api *hookAPI, ids []string) error {
+func deleteHookEndpoints(ctx context.Context, c *client, keys *keyRing, ids []string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var errs []error
 	for _, id := range ids {
-		if _, err := api.call(ctx, http.MethodDelete, "/v1/admin/webhooks/"+id, true, nil, nil); err != nil {
+		if err := c.call(ctx, request{method: http.MethodDelete, path: "/v1/admin/webhooks/" + id, key: keys.next()}, false, nil); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -297,7 +226,7 @@ type hookChanges struct {
 
 // makeHookChanges activates n new machines, concurrency at a time, and
 // tells the ledger of each activation created.
-func makeHookChanges(ctx context.Context, api *hookAPI, ledger *hookLedger, run string, keys []string, n, concurrency int) hookChanges {
+func makeHookChanges(ctx context.Context, c *client, ledger *hookLedger, run string, keys []string, n, concurrency int) hookChanges {
 	var seq atomic.Int64
 	var mu sync.Mutex
 	res := hookChanges{errors: map[string]int64{}}
@@ -310,12 +239,13 @@ func makeHookChanges(ctx context.Context, api *hookAPI, ledger *hookLedger, run 
 						ID string `json:"id"`
 					} `json:"activation"`
 				}
-				status, err := api.call(ctx, http.MethodPost, "/v1/activations", false, map[string]string{
-					"licence_key": keys[i%int64(len(keys))], "machine_id": fmt.Sprintf("lg-%s-%d", run, i),
-					"label": "loadgen", "os": "linux", "app_version": "1.0.0",
-				}, &out)
+				a, err := c.send(ctx, request{method: http.MethodPost, path: "/v1/activations",
+					body: activateBody(keys[i%int64(len(keys))], fmt.Sprintf("lg-%s-%d", run, i))}, true)
+				status := a.status
 				if err == nil && status == http.StatusCreated {
-					ledger.expect("activation.created " + out.Activation.ID)
+					if err = json.Unmarshal(a.body, &out); err == nil {
+						ledger.expect("activation.created " + out.Activation.ID)
+					}
 				}
 				mu.Lock()
 				switch {
@@ -351,15 +281,4 @@ func waitHooks(ctx context.Context, ledger *hookLedger, timeout time.Duration) {
 		case <-tick.C:
 		}
 	}
-}
-
-// hookRunID returns eight random lower-case letters, naming a run's
-// product, endpoints and machines.
-func hookRunID() string {
-	b := make([]byte, 8)
-	rand.Read(b)
-	for i := range b {
-		b[i] = 'a' + b[i]%26
-	}
-	return string(b)
 }
