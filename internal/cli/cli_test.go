@@ -572,3 +572,61 @@ func TestServeBadListen(t *testing.T) {
 		t.Errorf("serve with a bad address: exit 0")
 	}
 }
+
+// TestServeDebugListener shows the profiler answering on its own loopback
+// address only, and stopping with the service.
+func TestServeDebugListener(t *testing.T) {
+	h := newHarness(t)
+	h.vars["LICENTIA_LISTEN"] = "127.0.0.1:0"
+	h.vars["LICENTIA_DEBUG_LISTEN"] = "127.0.0.1:0"
+	var logs bytes.Buffer
+	app, err := cli.NewApp(t.Context(), h.env(io.Discard, &logs))
+	if err != nil {
+		t.Fatalf("NewApp() error = %v", err)
+	}
+	t.Cleanup(func() { app.Close() })
+	if app.DebugAddr() == "" || app.DebugAddr() == app.Addr() {
+		t.Fatalf("DebugAddr() = %q, want an address of its own (API on %s)", app.DebugAddr(), app.Addr())
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	get := func(url string) (int, string) {
+		resp, err := client.Get(url)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	poll(t, "the profiler answers", func() bool {
+		code, _ := get("http://" + app.DebugAddr() + "/debug/pprof/cmdline")
+		return code == http.StatusOK
+	})
+	if code, body := get("http://" + app.DebugAddr() + "/debug/pprof/"); code != http.StatusOK || !strings.Contains(body, "goroutine") {
+		t.Errorf("GET /debug/pprof/ on the debug address = %d, want 200 and the profile index", code)
+	}
+	if code, _ := get("http://" + app.Addr() + "/debug/pprof/"); code != http.StatusNotFound {
+		t.Errorf("GET /debug/pprof/ on the API address = %d, want 404", code)
+	}
+	if !strings.Contains(logs.String(), `"msg":"profiler listening: keep this address private"`) {
+		t.Errorf("logs lack the profiler warning:\n%s", logs.String())
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run() error = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run() did not return")
+	}
+	if c, err := net.DialTimeout("tcp", app.DebugAddr(), time.Second); err == nil {
+		c.Close()
+		t.Error("the profiler still accepts connections after Run returned")
+	}
+}

@@ -31,6 +31,7 @@ type App struct {
 	store    store.Store
 	listener net.Listener
 	http     *http.Server
+	debug    *debugServer
 	jobs     []job
 }
 
@@ -90,7 +91,15 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 		st.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	a := &App{cfg: cfg, log: log, store: st, listener: ln, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
+	var debug *debugServer
+	if cfg.DebugListen != "" {
+		if debug, err = newDebugServer(cfg.DebugListen, log); err != nil {
+			ln.Close()
+			st.Close()
+			return nil, err
+		}
+	}
+	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
@@ -105,6 +114,14 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 // Addr is the address the service listens on.
 func (a *App) Addr() string { return a.listener.Addr().String() }
 
+// DebugAddr is the profiler's address, or "" without LICENTIA_DEBUG_LISTEN.
+func (a *App) DebugAddr() string {
+	if a.debug == nil {
+		return ""
+	}
+	return a.debug.listener.Addr().String()
+}
+
 // Run serves until ctx is done, then stops taking connections and lets the
 // requests in flight finish.
 func (a *App) Run(ctx context.Context) error {
@@ -118,6 +135,16 @@ func (a *App) Run(ctx context.Context) error {
 	}()
 	errc := make(chan error, 1)
 	go func() { errc <- a.http.Serve(a.listener) }()
+	if a.debug != nil {
+		stopDebug, debugDone := make(chan struct{}), make(chan error, 1)
+		go func() { debugDone <- a.debug.serve(stopDebug) }()
+		defer func() {
+			close(stopDebug)
+			if err := <-debugDone; err != nil {
+				a.log.Warn("debug server stopped", "err", err)
+			}
+		}()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
@@ -140,6 +167,11 @@ func (a *App) Close() error {
 	err := a.listener.Close()
 	if errors.Is(err, net.ErrClosed) {
 		err = nil
+	}
+	if a.debug != nil {
+		if derr := a.debug.listener.Close(); !errors.Is(derr, net.ErrClosed) {
+			err = errors.Join(err, derr)
+		}
 	}
 	return errors.Join(err, a.store.Close())
 }

@@ -4,6 +4,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"path/filepath"
@@ -27,6 +28,9 @@ type Config struct {
 	TrustedProxies  []netip.Prefix
 	PlansFile       string
 	VerdictValidity time.Duration
+	// DebugListen, when set, is a loopback address serving the Go
+	// profiler (/debug/pprof/) for diagnosing a running process.
+	DebugListen string
 	// Test-only settings, logged loudly when set.
 	WebhookResolve []string
 	WebhookCAFile  string
@@ -44,6 +48,7 @@ func Load(getenv func(string) string) (Config, error) {
 		PlansFile:       getenv("LICENTIA_PLANS_FILE"),
 		WebhookCAFile:   getenv("LICENTIA_WEBHOOK_CA_FILE"),
 		DatabaseURL:     getenv("LICENTIA_DATABASE_URL"),
+		DebugListen:     getenv("LICENTIA_DEBUG_LISTEN"),
 		VerdictValidity: DefaultVerdictValidity,
 	}
 	if c.DataDir == "" {
@@ -86,6 +91,9 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.VerdictValidity = d
 	}
+	if c.DebugListen != "" && !isLoopback(c.DebugListen) {
+		problems = append(problems, "LICENTIA_DEBUG_LISTEN must be a loopback address such as 127.0.0.1:6060")
+	}
 	if v := getenv("LICENTIA_WEBHOOK_RESOLVE"); v != "" {
 		for _, s := range strings.Split(v, ",") {
 			if s = strings.TrimSpace(s); s != "" {
@@ -111,7 +119,23 @@ func (c Config) Redacted() map[string]any {
 		"trusted_proxies":  len(c.TrustedProxies),
 		"plans_file":       c.PlansFile,
 		"verdict_validity": c.VerdictValidity.String(),
+		"debug_listen":     c.DebugListen,
 	}
+}
+
+// isLoopback reports whether addr is host:port with a loopback host. The
+// profiler shows memory and command lines, so it is never offered beyond
+// the machine.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
 }
 
 // redactURL hides the passwords of a connection URL: in its user info and in

@@ -64,6 +64,7 @@ func TestLoadEveryVariable(t *testing.T) {
 		"LICENTIA_VERDICT_VALIDITY": "36h",
 		"LICENTIA_WEBHOOK_RESOLVE":  "hooks.example.com:443:127.0.0.1:8443, [::1]:443:[::1]:9443",
 		"LICENTIA_WEBHOOK_CA_FILE":  "/tmp/ca.pem",
+		"LICENTIA_DEBUG_LISTEN":     "127.0.0.1:6060",
 	}
 	got, err := config.Load(env(vars))
 	if err != nil {
@@ -85,6 +86,7 @@ func TestLoadEveryVariable(t *testing.T) {
 		VerdictValidity: 36 * time.Hour,
 		WebhookResolve:  []string{"hooks.example.com:443:127.0.0.1:8443", "[::1]:443:[::1]:9443"},
 		WebhookCAFile:   "/tmp/ca.pem",
+		DebugListen:     "127.0.0.1:6060",
 	}
 	if diff := cmp.Diff(want, got, prefixes); diff != "" {
 		t.Errorf("Load() mismatch (-want +got):\n%s", diff)
@@ -118,6 +120,9 @@ func TestLoadAccepted(t *testing.T) {
 		{"http base URL", "LICENTIA_BASE_URL", "http://localhost:8080"},
 		{"one proxy", "LICENTIA_TRUSTED_PROXIES", "127.0.0.1/32"},
 		{"validity in minutes", "LICENTIA_VERDICT_VALIDITY", "90m"},
+		{"debug on loopback", "LICENTIA_DEBUG_LISTEN", "127.0.0.1:6060"},
+		{"debug on IPv6 loopback", "LICENTIA_DEBUG_LISTEN", "[::1]:6060"},
+		{"debug on localhost", "LICENTIA_DEBUG_LISTEN", "localhost:0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := config.Load(env(map[string]string{tt.variable: tt.value})); err != nil {
@@ -146,6 +151,12 @@ func TestLoadRefused(t *testing.T) {
 		{"validity negative", "LICENTIA_VERDICT_VALIDITY", "-1h"},
 		{"validity in days", "LICENTIA_VERDICT_VALIDITY", "7d"},
 		{"validity without unit", "LICENTIA_VERDICT_VALIDITY", "3600"},
+		{"debug on every address", "LICENTIA_DEBUG_LISTEN", "0.0.0.0:6060"},
+		{"debug without host", "LICENTIA_DEBUG_LISTEN", ":6060"},
+		{"debug on a public address", "LICENTIA_DEBUG_LISTEN", "192.0.2.1:6060"},
+		{"debug on a host name", "LICENTIA_DEBUG_LISTEN", "debug.internal:6060"},
+		{"debug without port", "LICENTIA_DEBUG_LISTEN", "127.0.0.1"},
+		{"debug on mapped IPv4 everywhere", "LICENTIA_DEBUG_LISTEN", "[::ffff:0.0.0.0]:6060"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := config.Load(env(map[string]string{tt.variable: tt.value}))
@@ -256,6 +267,7 @@ func TestRedactedShowsSettings(t *testing.T) {
 		"trusted_proxies":  2,
 		"plans_file":       "",
 		"verdict_validity": "24h0m0s",
+		"debug_listen":     "",
 	}
 	if diff := cmp.Diff(want, c.Redacted()); diff != "" {
 		t.Errorf("Redacted() mismatch (-want +got):\n%s", diff)

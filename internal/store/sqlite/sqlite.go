@@ -23,6 +23,9 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
+// readers is the size of the read pool.
+const readers = 8
+
 // DB is the SQLite engine.
 type DB struct {
 	reader
@@ -63,7 +66,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		write.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	read.SetMaxOpenConns(8)
+	// Every reader stays open: database/sql keeps only two idle by
+	// default, and a connection opened again re-reads the schema and
+	// loses its prepared statements.
+	read.SetMaxOpenConns(readers)
+	read.SetMaxIdleConns(readers)
 	db := &DB{reader: reader{q: pool{read, newStmts(read)}}, write: write, read: read, writeStmts: newStmts(write)}
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
