@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/pressly/goose/v3"
 	sqlite3 "modernc.org/sqlite"
@@ -29,9 +30,12 @@ const readers = 8
 // DB is the SQLite engine.
 type DB struct {
 	reader
-	write      *sql.DB
-	read       *sql.DB
-	writeStmts *stmts
+	write     *sql.DB
+	read      *sql.DB
+	writer    *groupWriter
+	ckpt      *checkpointer
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ store.Store = (*DB)(nil)
@@ -53,7 +57,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// writer instead of failing.
 	pragmas := "_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)"
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + pragmas
-	write, err := sql.Open("sqlite", dsn+"&_txlock=immediate")
+	// The writer never checkpoints: the checkpointer does, off its path.
+	// It keeps the savepoints of a group's members in memory.
+	write, err := sql.Open("sqlite", dsn+"&_txlock=immediate&_pragma=wal_autocheckpoint(0)&_pragma=temp_store(MEMORY)")
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
@@ -66,12 +72,20 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		write.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
+	ckpt, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		write.Close()
+		read.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	ckpt.SetMaxOpenConns(1)
 	// Every reader stays open: database/sql keeps only two idle by
 	// default, and a connection opened again re-reads the schema and
 	// loses its prepared statements.
 	read.SetMaxOpenConns(readers)
 	read.SetMaxIdleConns(readers)
-	db := &DB{reader: reader{q: pool{read, newStmts(read)}}, write: write, read: read, writeStmts: newStmts(write)}
+	db := &DB{reader: reader{q: pool{read, newStmts(read)}}, write: write, read: read,
+		writer: newGroupWriter(write, newStmts(write), ckpt)}
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -94,9 +108,15 @@ func (db *DB) migrate(ctx context.Context) error {
 	return nil
 }
 
-// Close closes both pools.
+// Close commits the transactions in progress, stops the checkpointer and
+// closes the pools; the last connection to close checkpoints what remains.
+// Only the first call does anything.
 func (db *DB) Close() error {
-	return errors.Join(db.write.Close(), db.read.Close())
+	db.closeOnce.Do(func() {
+		db.writer.close()
+		db.closeErr = errors.Join(db.writer.ckpt.close(), db.write.Close(), db.read.Close())
+	})
+	return db.closeErr
 }
 
 // Ping reports whether the database answers.
@@ -105,25 +125,12 @@ func (db *DB) Ping(ctx context.Context) error {
 	return db.read.QueryRowContext(ctx, "SELECT 1").Scan(&one)
 }
 
-// InTx runs fn in one BEGIN IMMEDIATE transaction on the writer connection.
+// InTx runs fn as one transaction on the writer connection, in a BEGIN
+// IMMEDIATE transaction that it may share with others (see groupWriter):
+// fn's changes are committed all together or not at all, and InTx returns
+// nil only once they are committed.
 func (db *DB) InTx(ctx context.Context, fn func(store.Tx) error) error {
-	sqlTx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	// Deferred, the rollback also runs when fn panics or calls
-	// runtime.Goexit, so the one writer connection is never left inside a
-	// transaction; after a commit it does nothing.
-	defer db.writeStmts.prepareWanted(ctx) // runs after the rollback below
-	defer sqlTx.Rollback()
-	q := txQueryer{sqlTx, db.writeStmts}
-	if err := fn(&tx{reader: reader{q: q}, tx: q}); err != nil {
-		return err
-	}
-	if err := sqlTx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return db.writer.inTx(ctx, fn)
 }
 
 // queryer is what reads need: a pool or a transaction.
