@@ -54,31 +54,36 @@ func (r reader) Activations(ctx context.Context, orgID, licenceID string) ([]lic
 	return out, rows.Err()
 }
 
-// liveDelta changes a licence's live activations and its counters.
-func (t *tx) liveDelta(ctx context.Context, orgID, licenceID string, d int64) error {
-	before, err := t.Licence(ctx, orgID, licenceID)
-	if err != nil {
-		return err
-	}
-	after := *before
-	after.LiveActivations += d
-	if _, err := t.tx.ExecContext(ctx, `UPDATE licences SET live_activations = ? WHERE id = ?`, after.LiveActivations, licenceID); err != nil {
+// liveDelta changes the live activations of a licence, read in this
+// transaction, and its counters.
+func (t *tx) liveDelta(ctx context.Context, l *licentia.Licence, d int64) error {
+	if _, err := t.tx.ExecContext(ctx, `UPDATE licences SET live_activations = ? WHERE id = ?`, l.LiveActivations+d, l.ID); err != nil {
 		return fmt.Errorf("count live activations: %w", err)
 	}
 	w, err := t.watermark(ctx)
 	if err != nil {
 		return err
 	}
-	return t.bump(ctx, orgID, store.KeyOf(before, w), 0, d)
+	return t.bump(ctx, l.OrgID, store.KeyOf(l, w), 0, d)
+}
+
+// liveDeltaOf is liveDelta for a licence not read yet.
+func (t *tx) liveDeltaOf(ctx context.Context, orgID, licenceID string, d int64) error {
+	l, err := t.Licence(ctx, orgID, licenceID)
+	if err != nil {
+		return err
+	}
+	return t.liveDelta(ctx, l, d)
 }
 
 // CreateActivation reads the licence first, so a licence of another
 // organization, or none, answers licence_not_found with nothing written.
 func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error {
-	if _, err := t.Licence(ctx, a.OrgID, a.LicenceID); err != nil {
+	l, err := t.Licence(ctx, a.OrgID, a.LicenceID)
+	if err != nil {
 		return fmt.Errorf("create activation: %w", err)
 	}
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO activations (`+activationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO activations (`+activationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.OrgID, a.LicenceID, a.MachineID, a.Label, a.OS, a.AppVersion,
 		store.Millis(a.ActivatedAt), store.Millis(a.LastSeenAt), store.MillisPtr(a.DeactivatedAt))
 	if isUnique(err) {
@@ -90,7 +95,7 @@ func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error
 	if a.DeactivatedAt != nil {
 		return nil
 	}
-	return t.liveDelta(ctx, a.OrgID, a.LicenceID, 1)
+	return t.liveDelta(ctx, l, 1)
 }
 
 func (t *tx) DeactivateActivation(ctx context.Context, orgID, id string, at time.Time) (*licentia.Activation, bool, error) {
@@ -107,7 +112,7 @@ func (t *tx) DeactivateActivation(ctx context.Context, orgID, id string, at time
 	if n == 0 {
 		return a, false, nil
 	}
-	return a, true, t.liveDelta(ctx, orgID, a.LicenceID, -1)
+	return a, true, t.liveDeltaOf(ctx, orgID, a.LicenceID, -1)
 }
 
 func (t *tx) AnonymiseActivations(ctx context.Context, orgID, licenceID string, at time.Time) error {
@@ -123,7 +128,7 @@ func (t *tx) AnonymiseActivations(ctx context.Context, orgID, licenceID string, 
 	if err != nil {
 		return fmt.Errorf("anonymise activations: %w", err)
 	}
-	return t.liveDelta(ctx, orgID, licenceID, -live)
+	return t.liveDeltaOf(ctx, orgID, licenceID, -live)
 }
 
 func (r reader) LiveActivation(ctx context.Context, orgID, licenceID, machineID string) (*licentia.Activation, error) {
