@@ -78,8 +78,97 @@ func parseBody(raw []byte, issues *licentia.Issues, allowed ...string) *body {
 
 // checkTokens walks raw and returns an issue for every duplicate name, in
 // any object, at its JSON pointer; and why raw is not one JSON value (a
-// syntax error or data after the value), or "" when it is.
+// syntax error or data after the value), or "" when it is. Most bodies are
+// plain (see plainJSON) and need no walk token by token, which costs an
+// allocation a token.
 func checkTokens(raw []byte) (dups licentia.Issues, msg string) {
+	if plainJSON(raw) {
+		return nil, ""
+	}
+	return walkTokens(raw)
+}
+
+// plainMaxNames bounds the names of one object that plainJSON compares
+// pairwise; an object with more takes the walk, which keeps them in a map.
+const plainMaxNames = 32
+
+// plainMaxDigits is the longest number plainJSON passes.
+const plainMaxDigits = 15
+
+// plainJSON reports whether raw is one valid JSON value whose objects have
+// no duplicate names, telling it without allocating. It answers false, and
+// leaves the verdict to walkTokens, whenever it cannot be sure: an object
+// with over plainMaxNames names, or a name with an escape or a byte past
+// ASCII (which the walk compares decoded: "\u0061" is "a", and invalid
+// UTF-8 decodes to U+FFFD).
+func plainJSON(raw []byte) bool {
+	if !json.Valid(raw) {
+		return false
+	}
+	// For each open container, where its names start in names; -1 for an
+	// array. The arrays back both slices for ordinary bodies.
+	var openBuf [16]int
+	var namesBuf [plainMaxNames][]byte
+	open, names := openBuf[:0], namesBuf[:0]
+	wantName := false
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '{':
+			open, wantName = append(open, len(names)), true
+		case '[':
+			open, wantName = append(open, -1), false
+		case '}', ']':
+			if start := open[len(open)-1]; start >= 0 {
+				names = names[:start]
+			}
+			open, wantName = open[:len(open)-1], false
+		case ',':
+			wantName = open[len(open)-1] >= 0
+		case '"':
+			// raw is valid JSON: every string ends, and a backslash
+			// always escapes the byte after it.
+			j, plain := i+1, true
+			for ; raw[j] != '"'; j++ {
+				if raw[j] == '\\' {
+					plain = false
+					j++
+				} else if raw[j] >= 0x80 {
+					plain = false
+				}
+			}
+			if wantName {
+				start := open[len(open)-1]
+				if !plain || len(names)-start >= plainMaxNames {
+					return false
+				}
+				name := raw[i+1 : j]
+				for _, seen := range names[start:] {
+					if bytes.Equal(seen, name) {
+						return false
+					}
+				}
+				names, wantName = append(names, name), false
+			}
+			i = j
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			// The walk decodes numbers to float64 and refuses those out of
+			// its range (1e700): only short ones without exponent are
+			// sure to pass.
+			j := i
+			for j < len(raw) && strings.IndexByte("0123456789+-.eE", raw[j]) >= 0 {
+				j++
+			}
+			if j-i > plainMaxDigits || bytes.ContainsAny(raw[i:j], "eE") {
+				return false
+			}
+			i = j - 1
+		}
+	}
+	return true
+}
+
+// walkTokens is checkTokens token by token.
+func walkTokens(raw []byte) (dups licentia.Issues, msg string) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	type frame struct {
 		names    map[string]bool // nil for an array

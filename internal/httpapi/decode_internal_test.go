@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"slices"
@@ -261,4 +262,73 @@ func hasDuplicateName(raw []byte) bool {
 		return false
 	}
 	return walk()
+}
+
+func TestPlainJSON(t *testing.T) {
+	many := func(n int, dup bool) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"k%d":%d`, i, i)
+		}
+		if dup {
+			b.WriteString(`,"k0":0`)
+		}
+		b.WriteString("}")
+		return b.String()
+	}
+	for _, tt := range []struct {
+		raw  string
+		want bool
+	}{
+		{`{"licence_key":"ABCD-EFGH","machine_id":"m-1"}`, true},
+		{` {"a":{"a":1},"b":[{"a":1},{"a":2}]} `, true},
+		{`{"a":"x\"y","b":"\\","c":"é"}`, true}, // escapes and UTF-8 in values only
+		{`[1,"a",{"a":[]},null]`, true},
+		{`"just a string"`, true},
+		{`{"a":{"b":1},"b":2}`, true},
+		{`{"a":1,"b":{"a":2}}`, true},
+		{many(plainMaxNames, false), true},
+		{`{"a":1,"a":2}`, false},
+		{`{"a":{"b":[{"c":1,"c":2}]}}`, false},
+		{`{"a":1} {}`, false},
+		{`{"a":`, false},
+		{``, false},
+		{`{"\u0061":1}`, false},
+		{`{"é":1}`, false},
+		{"{\"\xff\":1,\"\xfe\":2}", false},
+		{many(plainMaxNames+1, false), false},
+		{many(plainMaxNames, true), false},
+		{`1e700`, false},
+		{`{"n":1E3}`, false},
+		{`{"n":-12345678901234}`, true},
+		{`{"n":1234567890123456}`, false},
+		{`[-0.5,12.25]`, true},
+	} {
+		if got := plainJSON([]byte(tt.raw)); got != tt.want {
+			t.Errorf("plainJSON(%.60q) = %v, want %v", tt.raw, got, tt.want)
+		}
+	}
+}
+
+// FuzzPlainJSON: a body plainJSON passes is one the token walk passes too.
+func FuzzPlainJSON(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `{"a":1,"b":[1,{"a":2,"a":3}]}`, `{"a":"\"}","a":1}`, `[{"x":1},{"x":1}]`, `{"a\\":1,"a\\":2}`,
+		"{\"\xff\":1,\"\xfe\":2}", `{"a":1}x`, `{"":1,"":2}`, `{"a":{"b":1},"a":{"b":1}}`, `1e700`,
+		`{"n":` + strings.Repeat("9", 400) + `}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !plainJSON(raw) {
+			return
+		}
+		if dups, msg := walkTokens(raw); len(dups) != 0 || msg != "" {
+			t.Errorf("plainJSON(%q) = true, but the walk finds %v %q", raw, dups, msg)
+		}
+	})
 }
