@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -46,6 +47,16 @@ type ScanWith struct {
 }
 
 func (s ScanWith) Scan(dest ...any) error { return s.Row.Scan(append(dest, s.Extra...)...) }
+
+// Qualified prefixes each of a comma-separated list of columns with a
+// table's alias, for a query that joins.
+func Qualified(columns, alias string) string {
+	parts := strings.Split(columns, ",")
+	for i, c := range parts {
+		parts[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
+}
 
 // LicenceCounts are the numbers of GET /v1/admin/licences/counts.
 type LicenceCounts struct {

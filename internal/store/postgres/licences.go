@@ -57,6 +57,12 @@ func (r reader) Licence(ctx context.Context, orgID, id string) (*licentia.Licenc
 	return l, nil
 }
 
+// licenceWithSeatQuery reads a licence and the machine's live seat, found
+// by one look-up in its partial index.
+var licenceWithSeatQuery = `SELECT ` + store.Qualified(licenceColumns, "l") + `, a.id, a.last_seen_at
+	FROM licences l LEFT JOIN activations a ON a.licence_id = l.id AND a.machine_id = $2 AND a.deactivated_at IS NULL
+	WHERE l.id = $1`
+
 func (r reader) LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *store.Seat, error) {
 	if !isID(licenceID) {
 		return nil, nil, fmt.Errorf("read licence: %w", licenceNotFound())
@@ -67,10 +73,7 @@ func (r reader) LicenceWithSeat(ctx context.Context, licenceID, machineID string
 	}
 	var id *string
 	var seen *time.Time
-	l, err := scanLicence(store.ScanWith{Row: r.q.QueryRow(ctx, `SELECT `+licenceColumns+`,
-		(SELECT id FROM activations WHERE licence_id = licences.id AND machine_id = $2 AND deactivated_at IS NULL),
-		(SELECT last_seen_at FROM activations WHERE licence_id = licences.id AND machine_id = $2 AND deactivated_at IS NULL)
-		FROM licences WHERE id = $1`, licenceID, machineID), Extra: []any{&id, &seen}})
+	l, err := scanLicence(store.ScanWith{Row: r.q.QueryRow(ctx, licenceWithSeatQuery, licenceID, machineID), Extra: []any{&id, &seen}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("read licence: %w", err)
 	}
