@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"regexp"
 	"time"
@@ -29,6 +30,18 @@ const (
 // seenLag is how stale a live activation's stored last_seen_at may be: a
 // busy machine does not cost a write on every status check.
 const seenLag = 60 * time.Second
+
+// RefreshAfter is how old a live activation's stored last_seen_at gets
+// before a status check rewrites it: between half of seenLag and seenLag,
+// fixed for each activation by its id. Machines activated together (a
+// fleet rolled out at once) would otherwise all fall due in the same
+// second, every minute, and queue their writes behind one another.
+func RefreshAfter(activationID string) time.Duration {
+	h := fnv.New32a()
+	h.Write([]byte(activationID))
+	half := seenLag / 2
+	return half + time.Duration(h.Sum32()%uint32(half/time.Millisecond))*time.Millisecond
+}
 
 // trialGrace bounds a trial's active verdict: never valid more than one day
 // past the trial's end.
@@ -209,7 +222,7 @@ func (s *Service) Activate(ctx context.Context, key string, m Machine) (*Result,
 // Status answers a signed verdict for every state of the licence, on this
 // machine. It reads the stored status on every call, so a revocation takes
 // effect at once. A live activation's last_seen_at is refreshed when it is
-// more than a minute old.
+// older than RefreshAfter, never more than a minute.
 func (s *Service) Status(ctx context.Context, key, machineID string) (string, error) {
 	p, licenceID, err := s.cat.VerifyLicenceKey(ctx, key)
 	if err != nil {
@@ -224,7 +237,7 @@ func (s *Service) Status(ctx context.Context, key, machineID string) (string, er
 	var activationID *string
 	if seat != nil {
 		activationID = &seat.ActivationID
-		if isStale(seat.LastSeenAt, now) {
+		if isStale(seat.ActivationID, seat.LastSeenAt, now) {
 			if err := s.touch(ctx, sub.licence, machineID, now); err != nil {
 				return "", fmt.Errorf("status: %w", err)
 			}
@@ -233,8 +246,11 @@ func (s *Service) Status(ctx context.Context, key, machineID string) (string, er
 	return s.verdict(sub, machineID, activationID, now, true)
 }
 
-// isStale reports whether a stored last_seen_at is more than seenLag old.
-func isStale(lastSeen, now time.Time) bool { return now.Sub(lastSeen) > seenLag }
+// isStale reports whether an activation's stored last_seen_at is due for
+// a refresh.
+func isStale(activationID string, lastSeen, now time.Time) bool {
+	return now.Sub(lastSeen) > RefreshAfter(activationID)
+}
 
 // touch refreshes last_seen_at of the machine's live activation. It reads
 // the activation again while holding the licence, as Activate does: the
@@ -249,7 +265,7 @@ func (s *Service) touch(ctx context.Context, l *licentia.Licence, machineID stri
 		if licentia.ErrorCode(err) == licentia.CodeNotFound {
 			return nil // freed meanwhile: nothing to refresh
 		}
-		if err != nil || !isStale(a.LastSeenAt, now) {
+		if err != nil || !isStale(a.ID, a.LastSeenAt, now) {
 			return err
 		}
 		a.LastSeenAt = now

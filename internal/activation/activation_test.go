@@ -516,3 +516,24 @@ func TestCheckMachineFields(t *testing.T) {
 		}
 	}
 }
+
+// TestRefreshAfterSpreads: each activation has its own fixed refresh
+// interval, from 30 seconds to under 60, and activations made together
+// spread over the whole range.
+func TestRefreshAfterSpreads(t *testing.T) {
+	lo, hi := time.Hour, time.Duration(0)
+	for range 2000 {
+		id := licentia.NewID()
+		d := activation.RefreshAfter(id)
+		if d < 30*time.Second || d >= 60*time.Second {
+			t.Fatalf("RefreshAfter(%s) = %v, want from 30 s to under 60 s", id, d)
+		}
+		if again := activation.RefreshAfter(id); again != d {
+			t.Fatalf("RefreshAfter(%s) = %v, then %v", id, d, again)
+		}
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	if lo > 31*time.Second || hi < 59*time.Second {
+		t.Errorf("intervals of 2,000 activations from %v to %v, want them spread from 30 s to 60 s", lo, hi)
+	}
+}

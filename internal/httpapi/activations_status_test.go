@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/licentia"
 )
 
@@ -114,24 +115,31 @@ func TestStatusRevocationAtOnce(t *testing.T) {
 }
 
 // TestStatusLastSeen: a status check refreshes a live activation's
-// last_seen_at only when the stored value is more than 60 seconds old, and
-// writes neither event nor audit entry.
+// last_seen_at only when the stored value is older than the activation's
+// refresh interval, between 30 and 60 seconds, so it never lags more than
+// 60 seconds; and writes neither event nor audit entry.
 func TestStatusLastSeen(t *testing.T) {
 	t.Parallel()
 	e := newActEnv(t)
 	issued := e.issue(t, e.allKey, issueBody(nil))
-	e.takeSeat(t, issued.LicenceKey, "ada-laptop", http.StatusCreated)
+	seat := e.takeSeat(t, issued.LicenceKey, "ada-laptop", http.StatusCreated)
+	every := activation.RefreshAfter(seat.Activation.ID)
+	if every < 30*time.Second || every >= 60*time.Second {
+		t.Fatalf("RefreshAfter() = %v, want from 30 s to under 60 s", every)
+	}
 	activated := e.clock.Now()
 	events, audit := len(e.events(t, e.org.ID)), e.audit(t, issued.Licence.ID)
+	next := every + time.Millisecond
 	for _, tt := range []struct {
 		after time.Duration // since the activation
 		seen  time.Duration // stored last_seen_at after the check, since the activation
 	}{
-		{30 * time.Second, 0},
-		{60 * time.Second, 0},
-		{60*time.Second + time.Millisecond, 60*time.Second + time.Millisecond},
-		{100 * time.Second, 60*time.Second + time.Millisecond},
-		{121 * time.Second, 121 * time.Second},
+		{every / 2, 0},
+		{every, 0},
+		{next, next},
+		{next + every/2, next},
+		{next + every, next},
+		{2 * next, 2 * next},
 		{time.Hour, time.Hour},
 	} {
 		e.clock.Set(activated.Add(tt.after))
