@@ -630,3 +630,23 @@ func TestServeDebugListener(t *testing.T) {
 		t.Error("the profiler still accepts connections after Run returned")
 	}
 }
+
+// TestServeGCPercent: serve raises the collector's target to 200 unless the
+// operator set GOGC, which it leaves alone.
+func TestServeGCPercent(t *testing.T) {
+	unset := func(string) string { return "" }
+	if got := cli.GCPercent(unset); got != 200 {
+		t.Errorf("gcPercent(GOGC unset) = %d, want 200", got)
+	}
+	for _, v := range []string{"100", "off", "50"} {
+		set := func(name string) string {
+			if name == "GOGC" {
+				return v
+			}
+			return ""
+		}
+		if got := cli.GCPercent(set); got != -1 {
+			t.Errorf("gcPercent(GOGC=%s) = %d, want -1 (left as set)", v, got)
+		}
+	}
+}

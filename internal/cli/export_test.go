@@ -64,3 +64,6 @@ func RunJobs(ctx context.Context, log *slog.Logger, js []Job) (wait func()) {
 	}
 	return runJobs(ctx, log, in)
 }
+
+// GCPercent exposes the garbage collector target serve picks.
+var GCPercent = gcPercent

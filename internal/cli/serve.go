@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/licentia/licentia/internal/activation"
@@ -176,9 +177,27 @@ func (a *App) Close() error {
 	return errors.Join(err, a.store.Close())
 }
 
+// serveGCPercent is the garbage collector's target when GOGC is unset.
+// Go's default, 100, collects every time the heap doubles; a status check
+// allocates about 12 KB, so at thousands a second the live heap of a few
+// MB doubled several times a second, and collections held the p99. At 200
+// they come a third as often, for a heap a third larger.
+const serveGCPercent = 200
+
+// gcPercent is the target serve sets, or -1 to keep the one GOGC set.
+func gcPercent(getenv func(string) string) int {
+	if getenv("GOGC") != "" {
+		return -1
+	}
+	return serveGCPercent
+}
+
 func serveCommand(ctx context.Context, args []string, env Env) error {
 	if _, err := parseFlags(newFlags("serve"), args); err != nil {
 		return err
+	}
+	if p := gcPercent(env.Getenv); p >= 0 {
+		debug.SetGCPercent(p)
 	}
 	app, err := NewApp(ctx, env)
 	if err != nil {
