@@ -77,10 +77,6 @@ func (w *groupWriter) inTx(ctx context.Context, fn func(store.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	select {
-	case w.commit <- struct{}{}:
-	default:
-	}
 	<-g.done
 	if g.err != nil {
 		return fmt.Errorf("commit: %w", g.err)
@@ -89,22 +85,36 @@ func (w *groupWriter) inTx(ctx context.Context, fn func(store.Tx) error) error {
 }
 
 // run holds the turn, and gives it back: it joins or begins the open
-// group and runs fn in a savepoint of it. Deferred, the rollback to the
-// savepoint and the turn's return also run when fn panics or calls
-// runtime.Goexit.
-func (w *groupWriter) run(ctx context.Context, fn func(store.Tx) error) (g *group, err error) {
+// group and runs fn in it. When nobody waits for the turn, it commits the
+// group itself; otherwise it leaves the commit to the committer, so that
+// those waiting join first. Deferred, the clean-up and the turn's return
+// also run when fn panics or calls runtime.Goexit.
+func (w *groupWriter) run(ctx context.Context, fn func(store.Tx) error) (joined *group, err error) {
 	defer func() {
-		// A group nobody waits on must not keep the write lock.
-		if g == nil && w.open != nil && w.open.members == 0 {
-			w.open.tx.Rollback()
-			w.open = nil
+		switch {
+		case joined == nil:
+			// A group nobody waits on must not keep the write lock.
+			if w.open != nil && w.open.members == 0 {
+				w.open.tx.Rollback()
+				w.open = nil
+			}
+			<-w.turn
+		case w.waiting.Load() == 0:
+			w.commitOpen()
+			<-w.turn
+		default:
+			<-w.turn
+			select {
+			case w.commit <- struct{}{}:
+			default:
+			}
 		}
-		<-w.turn
 	}()
 	if w.closed {
 		return nil, errors.New("begin: the database is closed")
 	}
-	if w.open == nil {
+	first := w.open == nil
+	if first {
 		// The group outlives its first member's context.
 		tx, err := w.db.BeginTx(context.Background(), nil)
 		if err != nil {
@@ -112,39 +122,58 @@ func (w *groupWriter) run(ctx context.Context, fn func(store.Tx) error) (g *grou
 		}
 		w.open = &group{tx: tx, done: make(chan struct{})}
 	}
-	g = w.open
+	g := w.open
 	// No statement of a group is ever interrupted: SQLite rolls back the
 	// whole transaction when a write is, taking the other members with it.
 	q := txQueryer{g.tx, w.stmts}
 	bg := context.WithoutCancel(ctx)
-	if _, err := q.ExecContext(bg, "SAVEPOINT member"); err != nil {
-		w.fail(err)
-		return nil, fmt.Errorf("begin: %w", err)
+	// The first member needs no savepoint: should it fail, the group,
+	// holding nothing else, is rolled back whole.
+	if !first {
+		if _, err := q.ExecContext(bg, "SAVEPOINT member"); err != nil {
+			w.fail(err)
+			return nil, fmt.Errorf("begin: %w", err)
+		}
+		defer func() {
+			if joined != nil {
+				return
+			}
+			// An error that ended SQLite's transaction (a full disk,
+			// say) leaves no savepoint to return to: the group fails
+			// whole.
+			_, rerr := q.ExecContext(bg, "ROLLBACK TO member")
+			if rerr == nil {
+				_, rerr = q.ExecContext(bg, "RELEASE member")
+			}
+			if rerr != nil {
+				w.fail(rerr)
+			}
+		}()
 	}
-	ok := false
-	defer func() {
-		if ok {
-			return
-		}
-		// An error that ended SQLite's transaction (a full disk, say)
-		// leaves no savepoint to return to: the group fails whole.
-		_, rerr := q.ExecContext(bg, "ROLLBACK TO member")
-		if rerr == nil {
-			_, rerr = q.ExecContext(bg, "RELEASE member")
-		}
-		if rerr != nil {
-			w.fail(rerr)
-		}
-	}()
 	if err := fn(&tx{reader: reader{q: q}, tx: q}); err != nil {
 		return nil, err
 	}
-	if _, err := q.ExecContext(bg, "RELEASE member"); err != nil {
-		return nil, fmt.Errorf("release: %w", err)
+	if !first {
+		if _, err := q.ExecContext(bg, "RELEASE member"); err != nil {
+			return nil, fmt.Errorf("release: %w", err)
+		}
 	}
-	ok = true
 	g.members++
 	return g, nil
+}
+
+// commitOpen commits the open group; the caller holds the turn.
+func (w *groupWriter) commitOpen() {
+	g := w.open
+	w.open = nil
+	g.err = g.tx.Commit()
+	if g.err == nil {
+		w.commits.Add(1)
+		w.ckpt.poke()
+	}
+	close(g.done)
+	// The connection is free until the turn is given back.
+	w.stmts.prepareWanted(context.Background())
 }
 
 // fail ends the open group with err, rolling back whatever it holds.
@@ -169,16 +198,8 @@ func (w *groupWriter) committer() {
 			stopping = true
 		}
 		w.turn <- struct{}{}
-		if g := w.open; g != nil {
-			w.open = nil
-			g.err = g.tx.Commit()
-			if g.err == nil {
-				w.commits.Add(1)
-				w.ckpt.poke()
-			}
-			close(g.done)
-			// The connection is free until the turn is given back.
-			w.stmts.prepareWanted(context.Background())
+		if w.open != nil {
+			w.commitOpen()
 		}
 		w.closed = stopping
 		<-w.turn

@@ -152,6 +152,35 @@ func TestGroupMemberFails(t *testing.T) {
 	}
 }
 
+// TestGroupFirstMemberFails: the member that began a group runs without a
+// savepoint; its error or panic rolls back the group, which holds nothing
+// else yet, and the members waiting start a new one.
+func TestGroupFirstMemberFails(t *testing.T) {
+	db, _ := openScratch(t)
+	errStop := errors.New("stop")
+	got := runGroup(t, db, func(st store.Tx) error {
+		if err := insert("panicked")(st); err != nil {
+			return err
+		}
+		panic("boom")
+	}, insert("a"), insert("b"))
+	if got[0] != "boom" || got[1] != nil || got[2] != nil {
+		t.Errorf("outcomes = %v, want boom, nil, nil", got)
+	}
+	got = runGroup(t, db, func(st store.Tx) error {
+		if err := insert("failed")(st); err != nil {
+			return err
+		}
+		return errStop
+	}, insert("c"))
+	if err, _ := got[0].(error); !errors.Is(err, errStop) || got[1] != nil {
+		t.Errorf("outcomes = %v, want %v, nil", got, errStop)
+	}
+	if rows := names(t, db); slices.Compare(rows, []string{"a", "b", "c"}) != 0 {
+		t.Errorf("rows = %v, want a, b, c", rows)
+	}
+}
+
 // TestGroupCommitFails: when the group's commit fails, every member learns
 // it and none of their changes stays.
 func TestGroupCommitFails(t *testing.T) {
