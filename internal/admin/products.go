@@ -386,10 +386,12 @@ func required(is *licentia.Issues, path string, v *string, rule func(string) str
 	}
 }
 
-// sealingKey returns the master key to seal new signing keys under: the one
-// the database records, so a process follows a master-key rotation.
+// sealingKey returns the master key to seal new secrets under: the one the
+// database records, so a process follows a master-key rotation. The record
+// stays locked until tx ends, so a rotation either ran before (and this
+// seals under the new key) or waits for tx (and reseals what it wrote).
 func (s *Service) sealingKey(ctx context.Context, tx store.Tx) (*signing.MasterKey, error) {
-	recorded, err := tx.Setting(ctx, store.SettingMasterKeyFingerprint)
+	recorded, err := tx.LockSetting(ctx, store.SettingMasterKeyFingerprint, false)
 	if err != nil {
 		return nil, err
 	}

@@ -81,6 +81,16 @@ func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, new
 	res := &rotation{OldFingerprint: old.Fingerprint(), NewFingerprint: next.Fingerprint(), KeyFile: path,
 		PreviousFile: path + ".previous-" + old.Fingerprint()}
 	err = st.InTx(ctx, func(tx store.Tx) error {
+		// Locked first: a product key or webhook secret being created
+		// meanwhile is either in what is read below or waits, then
+		// seals under the new key.
+		now, err := tx.LockSetting(ctx, store.SettingMasterKeyFingerprint, true)
+		if err != nil {
+			return err
+		}
+		if now != recorded {
+			return fmt.Errorf("the database's master key changed to %s meanwhile", now)
+		}
 		products, err := tx.AllProducts(ctx)
 		if err != nil {
 			return err

@@ -204,6 +204,12 @@ type Tx interface {
 	// used. No route deletes products; operators and tests may.
 	DeleteProduct(ctx context.Context, orgID, id string) error
 	SetSetting(ctx context.Context, name, value string) error
+	// LockSetting reads a setting ("" when missing) and holds it until the
+	// transaction ends: shared, others may read it so too but none change
+	// it; exclusive, no other transaction reads it with LockSetting or
+	// changes it meanwhile. The master-key fingerprint is read so, so that
+	// a key sealed under the old master key cannot slip past a rotation.
+	LockSetting(ctx context.Context, name string, exclusive bool) (string, error)
 }
 
 // Setting names.

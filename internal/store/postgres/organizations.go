@@ -162,6 +162,22 @@ func (t *tx) CreateInvitation(ctx context.Context, inv *licentia.Invitation) err
 	return nil
 }
 
+func (t *tx) LockSetting(ctx context.Context, name string, exclusive bool) (string, error) {
+	mode := "SHARE"
+	if exclusive {
+		mode = "UPDATE"
+	}
+	var v string
+	err := t.tx.QueryRow(ctx, `SELECT value FROM settings WHERE name = $1 FOR `+mode, name).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("lock setting %s: %w", name, err)
+	}
+	return v, nil
+}
+
 func (t *tx) SetSetting(ctx context.Context, name, value string) error {
 	_, err := t.tx.Exec(ctx, `INSERT INTO settings (name, value) VALUES ($1, $2)
 		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, name, value)

@@ -134,6 +134,12 @@ func (t *tx) CreateInvitation(ctx context.Context, inv *licentia.Invitation) err
 	return nil
 }
 
+// LockSetting needs no lock of its own: a transaction holds SQLite's one
+// write lock, across processes, from its start to its end.
+func (t *tx) LockSetting(ctx context.Context, name string, exclusive bool) (string, error) {
+	return t.Setting(ctx, name)
+}
+
 func (t *tx) SetSetting(ctx context.Context, name, value string) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO settings (name, value) VALUES (?, ?)
 		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, name, value)

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +155,82 @@ func testSettings(t *testing.T, s store.Store) {
 		if got, err := s.Setting(ctx, name); got != value || err != nil {
 			t.Errorf("Setting() = %q, %v, want %q, nil", got, err, value)
 		}
+	}
+}
+
+// testLockSetting: a setting locked exclusively is read by no other
+// LockSetting until its transaction ends, and the reader then sees what it
+// wrote; a shared lock holds off an exclusive one likewise. The check that
+// the second waits gives it 200 ms, so a store that does not lock can pass
+// by luck but one that does never fails.
+func testLockSetting(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	name := store.SettingMasterKeyFingerprint
+	inTx(t, s, func(tx store.Tx) error { return tx.SetSetting(ctx, name, "sha256:v1") })
+	for _, tt := range []struct {
+		name                  string
+		firstExcl, secondExcl bool
+	}{
+		{"exclusive then shared", true, false},
+		{"shared then exclusive", false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before, err := s.Setting(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := before + "+"
+			held, release := make(chan struct{}), make(chan struct{})
+			firstDone := make(chan error, 1)
+			go func() {
+				firstDone <- s.InTx(ctx, func(tx store.Tx) error {
+					v, err := tx.LockSetting(ctx, name, tt.firstExcl)
+					if err != nil {
+						return err
+					}
+					if v != before {
+						return fmt.Errorf("LockSetting() = %q, want %q", v, before)
+					}
+					close(held)
+					<-release
+					if tt.firstExcl {
+						return tx.SetSetting(ctx, name, after)
+					}
+					return nil
+				})
+			}()
+			<-held
+			second := make(chan string, 1)
+			secondDone := make(chan error, 1)
+			go func() {
+				secondDone <- s.InTx(ctx, func(tx store.Tx) error {
+					v, err := tx.LockSetting(ctx, name, tt.secondExcl)
+					second <- v
+					if err == nil && tt.secondExcl {
+						err = tx.SetSetting(ctx, name, after)
+					}
+					return err
+				})
+			}()
+			select {
+			case v := <-second:
+				close(release)
+				t.Errorf("LockSetting() answered %q while another transaction held the setting", v)
+			case <-time.After(200 * time.Millisecond):
+				close(release)
+				if v := <-second; tt.firstExcl && v != after || !tt.firstExcl && v != before {
+					t.Errorf("LockSetting() after the first transaction = %q", v)
+				}
+			}
+			if err := <-firstDone; err != nil {
+				t.Fatalf("first transaction: %v", err)
+			}
+			if err := <-secondDone; err != nil {
+				t.Fatalf("second transaction: %v", err)
+			}
+			if got, _ := s.Setting(ctx, name); got != after {
+				t.Errorf("Setting() = %q, want %q", got, after)
+			}
+		})
 	}
 }

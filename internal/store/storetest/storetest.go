@@ -28,6 +28,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Members", testMembers},
 		{"PendingInvitations", testPendingInvitations},
 		{"Settings", testSettings},
+		{"LockSetting", testLockSetting},
 		{"APIKeys", testAPIKeys},
 		{"APIKeyConflicts", testAPIKeyConflicts},
 		{"CountLiveAPIKeys", testCountLiveAPIKeys},
