@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,18 +16,10 @@ import (
 // the checkpointer alone.
 func TestCheckpointOffTheWriter(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "licentia.db")
-	db, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, path := openWith(t, "CREATE TABLE scratch (b BLOB)")
 	var auto int
 	if err := db.write.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto); err != nil || auto != 0 {
 		t.Fatalf("writer wal_autocheckpoint = %d, %v; want 0", auto, err)
-	}
-	if _, err := db.write.ExecContext(ctx, "CREATE TABLE scratch (b BLOB)"); err != nil {
-		t.Fatal(err)
 	}
 	// The migrations' pages may still be in the WAL: the checkpointer has
 	// not been asked yet. Take the size once they are in the file.
@@ -70,15 +61,7 @@ func fileSize(t *testing.T, path string) int64 {
 // the service's inserts do.
 func TestWALStartsOver(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "licentia.db")
-	db, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.write.ExecContext(ctx, "CREATE TABLE scratch (k TEXT PRIMARY KEY, v TEXT)"); err != nil {
-		t.Fatal(err)
-	}
+	db, path := openWith(t, "CREATE TABLE scratch (k TEXT PRIMARY KEY, v TEXT)")
 	const writers, commits = 4, 20000
 	var wg sync.WaitGroup
 	for range writers {

@@ -17,6 +17,14 @@ import (
 // openScratch opens a store with a scratch table of names and a child
 // table whose foreign key is checked only at commit.
 func openScratch(t *testing.T) (*DB, string) {
+	return openWith(t,
+		"CREATE TABLE scratch (name TEXT PRIMARY KEY)",
+		"CREATE TABLE parent (id INTEGER PRIMARY KEY)",
+		"CREATE TABLE child (p INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)")
+}
+
+// openWith opens a store in a new file and runs schema on it.
+func openWith(t *testing.T, schema ...string) (*DB, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "licentia.db")
 	db, err := Open(context.Background(), path)
@@ -24,16 +32,34 @@ func openScratch(t *testing.T) (*DB, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	for _, q := range []string{
-		"CREATE TABLE scratch (name TEXT PRIMARY KEY)",
-		"CREATE TABLE parent (id INTEGER PRIMARY KEY)",
-		"CREATE TABLE child (p INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)",
-	} {
+	for _, q := range schema {
 		if _, err := db.write.Exec(q); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return db, path
+}
+
+// holdTurn starts a transaction that inserts "a" once let go, and returns
+// when it holds the writer's turn; the function returned lets it go and
+// gives its outcome.
+func holdTurn(t *testing.T, db *DB) (letGo func() error) {
+	t.Helper()
+	release := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- db.InTx(context.Background(), func(st store.Tx) error {
+			<-release
+			return insert("a")(st)
+		})
+	}()
+	for len(db.writer.turn) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	return func() error {
+		close(release)
+		return <-done
+	}
 }
 
 func insert(name string) func(store.Tx) error {
@@ -233,17 +259,7 @@ func TestGroupFailureFreesTheWriteLock(t *testing.T) {
 // holds the turn leaves without running.
 func TestGroupWaitEndsWithContext(t *testing.T) {
 	db, _ := openScratch(t)
-	release := make(chan struct{})
-	done := make(chan error)
-	go func() {
-		done <- db.InTx(context.Background(), func(st store.Tx) error {
-			<-release
-			return insert("a")(st)
-		})
-	}()
-	for len(db.writer.turn) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	letGo := holdTurn(t, db)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ran := false
@@ -251,8 +267,7 @@ func TestGroupWaitEndsWithContext(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || ran {
 		t.Errorf("InTx(cancelled) = %v, ran %v; want context.Canceled without running", err, ran)
 	}
-	close(release)
-	if err := <-done; err != nil {
+	if err := letGo(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -261,21 +276,10 @@ func TestGroupWaitEndsWithContext(t *testing.T) {
 // new transactions.
 func TestGroupClose(t *testing.T) {
 	db, path := openScratch(t)
-	release := make(chan struct{})
-	done := make(chan error)
-	go func() {
-		done <- db.InTx(context.Background(), func(st store.Tx) error {
-			<-release
-			return insert("a")(st)
-		})
-	}()
-	for len(db.writer.turn) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	letGo := holdTurn(t, db)
 	closed := make(chan error)
 	go func() { closed <- db.Close() }()
-	close(release)
-	if err := <-done; err != nil {
+	if err := letGo(); err != nil {
 		t.Errorf("InTx() in progress at close error = %v", err)
 	}
 	if err := <-closed; err != nil {
