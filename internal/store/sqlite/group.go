@@ -38,7 +38,8 @@ type groupWriter struct {
 	stop   chan struct{}
 	done   chan struct{}
 
-	// For tests: callers waiting for the turn, and groups committed.
+	// waiting counts the callers waiting for the turn: with none, a member
+	// commits at once. commits counts the groups committed, for tests.
 	waiting atomic.Int64
 	commits atomic.Int64
 }

@@ -33,7 +33,6 @@ type DB struct {
 	write     *sql.DB
 	read      *sql.DB
 	writer    *groupWriter
-	ckpt      *checkpointer
 	closeOnce sync.Once
 	closeErr  error
 }
