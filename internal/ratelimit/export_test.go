@@ -1,5 +1,7 @@
 package ratelimit
 
+import "reflect"
+
 // Counters returns how many counters m holds, so a test can see old ones
 // forgotten.
 func Counters(m *Memory) int {
@@ -7,3 +9,6 @@ func Counters(m *Memory) int {
 	defer m.mu.Unlock()
 	return len(m.count)
 }
+
+// CounterTypes are the types of the counters' map keys and values.
+var CounterTypes = [2]reflect.Type{reflect.TypeFor[subject](), reflect.TypeFor[counter]()}

@@ -2,6 +2,8 @@ package ratelimit
 
 import (
 	"context"
+	"encoding/binary"
+	"hash/maphash"
 	"sync"
 	"time"
 
@@ -9,20 +11,29 @@ import (
 )
 
 // Memory is a Limiter for one process.
+//
+// It holds a counter for every subject seen in the current window: at
+// thousands of requests a second from distinct client addresses, hundreds
+// of thousands. Keys and counters therefore hold no pointers, so the
+// garbage collector never scans the map (with string keys it marked every
+// entry on every cycle, and the map was most of the live heap).
 type Memory struct {
 	clock     clock.Clock
+	seeds     [2]maphash.Seed
 	mu        sync.Mutex
 	count     map[subject]counter
-	nextSweep time.Time
+	nextSweep int64
 }
 
-// subject is what one counter counts: a rule and a key, kept apart so that no
-// rule name and key can join into another pair's ("a|b" + "c", "a" + "b|c").
-type subject struct{ rule, key string }
+// subject is what one counter counts: a rule and a key, hashed to 128 bits
+// with two seeds of this process. The rule's length is hashed too, so that
+// no pair can join into another's ("a|b" + "c", "a" + "b|c"); of n subjects
+// in a window, two share a counter with a chance of about n²/2¹²⁹.
+type subject [2]uint64
 
 type counter struct {
-	start int64     // window start, Unix nanoseconds
-	end   time.Time // when the window resets
+	start int64 // window start, Unix nanoseconds
+	end   int64 // when the window resets, Unix nanoseconds
 	n     int64
 }
 
@@ -30,20 +41,37 @@ var _ Limiter = (*Memory)(nil)
 
 // NewMemory returns an in-memory Limiter.
 func NewMemory(clk clock.Clock) *Memory {
-	return &Memory{clock: clk, count: make(map[subject]counter)}
+	return &Memory{clock: clk, seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}, count: make(map[subject]counter)}
+}
+
+func (m *Memory) subject(rule, key string) subject {
+	return subject{hashOf(m.seeds[0], rule, key), hashOf(m.seeds[1], rule, key)}
+}
+
+// hashOf hashes the rule's length before the rule and the key, so that the
+// boundary between them is part of what is hashed.
+func hashOf(seed maphash.Seed, rule, key string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(rule)))
+	h.Write(n[:])
+	h.WriteString(rule)
+	h.WriteString(key)
+	return h.Sum64()
 }
 
 // Allow counts one request.
 func (m *Memory) Allow(_ context.Context, rule Rule, key string) (Result, error) {
 	now := m.clock.Now()
 	start, left := window(now, rule.Window)
-	k := subject{rule.Name, key}
+	k := m.subject(rule.Name, key)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.forgetOld(now)
+	m.forgetOld(now.UnixNano())
 	c := m.count[k]
 	if c.start != start {
-		c = counter{start: start, end: now.Add(left)}
+		c = counter{start: start, end: now.Add(left).UnixNano()}
 	}
 	c.n++
 	m.count[k] = c
@@ -52,13 +80,13 @@ func (m *Memory) Allow(_ context.Context, rule Rule, key string) (Result, error)
 
 // forgetOld drops counters whose window has reset, at most once a second, so
 // the map holds only the subjects seen recently.
-func (m *Memory) forgetOld(now time.Time) {
-	if now.Before(m.nextSweep) {
+func (m *Memory) forgetOld(now int64) {
+	if now < m.nextSweep {
 		return
 	}
-	m.nextSweep = now.Add(time.Second)
+	m.nextSweep = now + int64(time.Second)
 	for k, c := range m.count {
-		if !now.Before(c.end) {
+		if now >= c.end {
 			delete(m.count, k)
 		}
 	}

@@ -2,6 +2,7 @@ package ratelimit_test
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -65,5 +66,35 @@ func TestMemoryForgetsOldCounters(t *testing.T) {
 	}
 	if got := allow(day, "long"); got.Remaining != day.Limit-2 {
 		t.Errorf("day Remaining after the sweep = %d, want %d", got.Remaining, day.Limit-2)
+	}
+}
+
+// TestMemoryCountersHoldNoPointers: the garbage collector skips a map whose
+// keys and values hold no pointers, however many counters a flood of
+// distinct addresses leaves in it.
+func TestMemoryCountersHoldNoPointers(t *testing.T) {
+	var holds func(reflect.Type) bool
+	holds = func(t reflect.Type) bool {
+		switch t.Kind() {
+		case reflect.Array:
+			return holds(t.Elem())
+		case reflect.Struct:
+			for i := range t.NumField() {
+				if holds(t.Field(i).Type) {
+					return true
+				}
+			}
+			return false
+		case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+			reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+			return false
+		}
+		return true
+	}
+	for _, typ := range ratelimit.CounterTypes {
+		if holds(typ) {
+			t.Errorf("%v holds a pointer: the collector would scan every counter", typ)
+		}
 	}
 }
