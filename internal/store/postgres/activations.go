@@ -81,7 +81,7 @@ func (t *tx) liveDelta(ctx context.Context, orgID, licenceID string, d int64) er
 // then its activations. ON CONFLICT DO NOTHING answers a second live
 // activation of a machine without aborting the transaction.
 func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error {
-	if _, err := t.LockLicence(ctx, a.OrgID, a.LicenceID); err != nil {
+	if err := t.holdLicence(ctx, a.OrgID, a.LicenceID); err != nil {
 		return fmt.Errorf("create activation: %w", err)
 	}
 	tag, err := t.tx.Exec(ctx, `INSERT INTO activations (`+activationColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
@@ -107,7 +107,7 @@ func (t *tx) DeactivateActivation(ctx context.Context, orgID, id string, at time
 	if err != nil {
 		return nil, false, err
 	}
-	if _, err := t.LockLicence(ctx, orgID, a.LicenceID); err != nil {
+	if err := t.holdLicence(ctx, orgID, a.LicenceID); err != nil {
 		return nil, false, fmt.Errorf("deactivate activation: %w", err)
 	}
 	freed, err := scanActivation(t.tx.QueryRow(ctx, `UPDATE activations SET deactivated_at = $1
@@ -125,7 +125,7 @@ func (t *tx) DeactivateActivation(ctx context.Context, orgID, id string, at time
 }
 
 func (t *tx) AnonymiseActivations(ctx context.Context, orgID, licenceID string, at time.Time) error {
-	if _, err := t.LockLicence(ctx, orgID, licenceID); err != nil {
+	if err := t.holdLicence(ctx, orgID, licenceID); err != nil {
 		return fmt.Errorf("anonymise activations: %w", err)
 	}
 	var live int64

@@ -208,7 +208,7 @@ func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licen
 	if !isID(orgID) || !isID(id) {
 		return nil, fmt.Errorf("lock licence: %w", licenceNotFound())
 	}
-	if err := lockSweepShared(ctx, t.tx); err != nil {
+	if err := t.sweepShared(ctx); err != nil {
 		return nil, err
 	}
 	l, err := scanLicence(t.tx.QueryRow(ctx, `SELECT `+licenceColumns+` FROM licences
@@ -216,7 +216,34 @@ func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licen
 	if err != nil {
 		return nil, fmt.Errorf("lock licence: %w", err)
 	}
+	if t.licences == nil {
+		t.licences = map[[2]string]bool{}
+	}
+	t.licences[[2]string{orgID, id}] = true
 	return l, nil
+}
+
+// holdLicence locks a licence, as LockLicence, unless this transaction
+// holds it already (the activation service locks it before it calls the
+// store's activation changes, which lock it too).
+func (t *tx) holdLicence(ctx context.Context, orgID, id string) error {
+	if t.licences[[2]string{orgID, id}] {
+		return nil
+	}
+	_, err := t.LockLicence(ctx, orgID, id)
+	return err
+}
+
+// sweepShared takes the sweep lock shared, once a transaction.
+func (t *tx) sweepShared(ctx context.Context) error {
+	if t.sweepLocked {
+		return nil
+	}
+	if err := lockSweepShared(ctx, t.tx); err != nil {
+		return err
+	}
+	t.sweepLocked = true
+	return nil
 }
 
 // CreateLicence inserts with ON CONFLICT DO NOTHING, so a taken id or
@@ -224,7 +251,7 @@ func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licen
 // counts the licence as stored: times at millisecond precision decide
 // whether it is lapsed, as they do for the sweeper and counts.
 func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
-	if err := lockSweepShared(ctx, t.tx); err != nil {
+	if err := t.sweepShared(ctx); err != nil {
 		return err
 	}
 	rows, err := t.tx.Query(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)

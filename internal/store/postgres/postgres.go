@@ -134,6 +134,10 @@ type reader struct{ q queryer }
 type tx struct {
 	reader
 	tx pgx.Tx
+	// The locks this transaction holds, so that taking one again costs no
+	// round trip: the sweep lock, shared, and licences by org and id.
+	sweepLocked bool
+	licences    map[[2]string]bool
 }
 
 var _ store.Tx = (*tx)(nil)
