@@ -650,3 +650,15 @@ func TestServeGCPercent(t *testing.T) {
 		}
 	}
 }
+
+// TestDebugListenBoundAddress: whatever the name given, the profiler keeps
+// a listener only on a loopback address.
+func TestDebugListenBoundAddress(t *testing.T) {
+	if err := cli.DebugListen("127.0.0.1:0"); err != nil {
+		t.Errorf("DebugListen(127.0.0.1:0) error = %v", err)
+	}
+	err := cli.DebugListen("0.0.0.0:0")
+	if err == nil || !strings.Contains(err.Error(), "not a loopback address") {
+		t.Errorf("DebugListen(0.0.0.0:0) error = %v, want not a loopback address", err)
+	}
+}

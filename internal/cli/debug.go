@@ -24,6 +24,12 @@ func newDebugServer(addr string, log *slog.Logger) (*debugServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	// The configuration refuses other addresses, but a name such as
+	// localhost resolves through the system: check what was bound.
+	if tcp, ok := ln.Addr().(*net.TCPAddr); !ok || !tcp.IP.IsLoopback() {
+		ln.Close()
+		return nil, fmt.Errorf("LICENTIA_DEBUG_LISTEN: %s is not a loopback address", ln.Addr())
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)

@@ -78,3 +78,13 @@ func RotateMasterKey(ctx context.Context, env Env, st store.Store, newFile strin
 	_, err = rotateMasterKey(ctx, cfg, st, newFile)
 	return err
 }
+
+// DebugListen opens the profiler's listener on addr, as serve does, and
+// closes it again.
+func DebugListen(addr string) error {
+	d, err := newDebugServer(addr, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return err
+	}
+	return d.listener.Close()
+}

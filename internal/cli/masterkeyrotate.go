@@ -84,12 +84,12 @@ func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, new
 		// Locked first: a product key or webhook secret being created
 		// meanwhile is either in what is read below or waits, then
 		// seals under the new key.
-		now, err := tx.LockSetting(ctx, store.SettingMasterKeyFingerprint, true)
+		current, err := tx.LockSetting(ctx, store.SettingMasterKeyFingerprint, true)
 		if err != nil {
 			return err
 		}
-		if now != recorded {
-			return fmt.Errorf("the database's master key changed to %s meanwhile", now)
+		if current != recorded {
+			return fmt.Errorf("the database's master key changed to %s meanwhile", current)
 		}
 		products, err := tx.AllProducts(ctx)
 		if err != nil {
