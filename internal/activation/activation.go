@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"regexp"
 	"time"
@@ -37,10 +36,13 @@ const seenLag = 60 * time.Second
 // fleet rolled out at once) would otherwise all fall due in the same
 // second, every minute, and queue their writes behind one another.
 func RefreshAfter(activationID string) time.Duration {
-	h := fnv.New32a()
-	h.Write([]byte(activationID))
+	// FNV-1a, written out: hash/fnv would allocate on every status check.
+	h := uint32(2166136261)
+	for i := range len(activationID) {
+		h = (h ^ uint32(activationID[i])) * 16777619
+	}
 	half := seenLag / 2
-	return half + time.Duration(h.Sum32()%uint32(half/time.Millisecond))*time.Millisecond
+	return half + time.Duration(h%uint32(half/time.Millisecond))*time.Millisecond
 }
 
 // trialGrace bounds a trial's active verdict: never valid more than one day

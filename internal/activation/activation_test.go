@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"strings"
 	"sync"
@@ -535,5 +536,19 @@ func TestRefreshAfterSpreads(t *testing.T) {
 	}
 	if lo > 31*time.Second || hi < 59*time.Second {
 		t.Errorf("intervals of 2,000 activations from %v to %v, want them spread from 30 s to 60 s", lo, hi)
+	}
+}
+
+// TestRefreshAfterIsFNV1a: the interval is FNV-1a of the id, the same in
+// every process, and a status check pays no allocation for it.
+func TestRefreshAfterIsFNV1a(t *testing.T) {
+	id := "0b5f6e2a-3c1d-4e8f-9a7b-6c5d4e3f2a1b"
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	if want := 30*time.Second + time.Duration(h.Sum32()%30000)*time.Millisecond; activation.RefreshAfter(id) != want {
+		t.Errorf("RefreshAfter(%s) = %v, want %v", id, activation.RefreshAfter(id), want)
+	}
+	if n := testing.AllocsPerRun(100, func() { activation.RefreshAfter(id) }); n != 0 {
+		t.Errorf("RefreshAfter allocates %v times", n)
 	}
 }
