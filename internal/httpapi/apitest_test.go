@@ -271,6 +271,9 @@ type call struct {
 	// body is sent as is when a string or []byte, and marshalled otherwise.
 	body    any
 	headers map[string]string
+	// more adds header values after headers, so that a name can be sent
+	// more than once.
+	more http.Header
 	// invalid marks a request that breaks the document on purpose (no key, a
 	// bad request id, an unknown route or parameter): only the answer is
 	// validated against it.
@@ -337,6 +340,11 @@ func (e *testEnv) request(t *testing.T, c call, raw []byte) *http.Request {
 	}
 	for k, v := range c.headers {
 		req.Header.Set(k, v)
+	}
+	for k, vs := range c.more {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
 	}
 	return req
 }
