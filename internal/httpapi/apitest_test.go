@@ -367,12 +367,16 @@ func encodeBody(t *testing.T, body any) []byte {
 }
 
 // checkConventions checks what every answer carries: Cache-Control:
-// no-store, a request id (the client's when it has the contract's shape),
-// the same id in an error body, and never a plain Retry-After.
+// no-store, X-Content-Type-Options: nosniff, a request id (the client's
+// when it has the contract's shape), the same id in an error body, and
+// never a plain Retry-After.
 func checkConventions(t *testing.T, c call, r *resp) {
 	t.Helper()
 	if got := r.header.Get("Cache-Control"); got != "no-store" {
 		t.Errorf("%s %s: Cache-Control = %q, want no-store", c.method, c.path, got)
+	}
+	if got := r.header.Get("X-Content-Type-Options"); got != "nosniff" {
+		t.Errorf("%s %s: X-Content-Type-Options = %q, want nosniff", c.method, c.path, got)
 	}
 	if got := r.header.Values("Retry-After"); got != nil {
 		t.Errorf("%s %s: Retry-After = %q, want none", c.method, c.path, got)
