@@ -146,6 +146,50 @@ func TestDefaultDatabaseInDataDir(t *testing.T) {
 	}
 }
 
+// TestLooseDatabaseFilesWarned: a command that opens a SQLite database
+// whose file other users can read makes it 0600 and warns; a directory
+// others may write in is warned about and left as it is. A database it
+// created itself draws no warning.
+func TestLooseDatabaseFilesWarned(t *testing.T) {
+	h := newHarness(t)
+	h.vars["LICENTIA_DATA_DIR"] = filepath.Join(h.dir, "data")
+	db := filepath.Join(h.vars["LICENTIA_DATA_DIR"], "licentia.db")
+	h.vars["LICENTIA_DATABASE_URL"] = "sqlite:" + db
+	if r := h.run(t, "migrate"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("first migrate: exit %d, stderr %q; want 0 and no warning", r.code, r.stderr)
+	}
+	if err := os.Chmod(db, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(db), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	r := h.run(t, "migrate")
+	if r.code != 0 {
+		t.Fatalf("migrate: exit %d, stderr %s", r.code, r.stderr)
+	}
+	var warned []string
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		obj := oneObject(t, line+"\n")
+		if obj["level"] != "WARN" {
+			t.Errorf("log line %s, want a warning", line)
+		}
+		warned = append(warned, obj["path"].(string))
+	}
+	if diff := cmp.Diff([]string{db, filepath.Dir(db)}, warned); diff != "" {
+		t.Errorf("warned paths mismatch (-want +got):\n%s", diff)
+	}
+	for name, want := range map[string]os.FileMode{db: 0o600, filepath.Dir(db): 0o777} {
+		info, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Mode().Perm(); got != want {
+			t.Errorf("%s mode = %04o, want %04o", name, got, want)
+		}
+	}
+}
+
 func TestUsage(t *testing.T) {
 	h := newHarness(t)
 	// The organization exists, so that the apikey commands reach their

@@ -28,7 +28,7 @@ func masterkeyCommand(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg)
+	st, err := openStore(ctx, cfg, warnLogger(env.Stderr))
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -18,14 +19,31 @@ import (
 )
 
 // openStore opens the configured engine and applies pending migrations.
-func openStore(ctx context.Context, cfg config.Config) (store.Store, error) {
+// A SQLite database whose files other users could reach is warned about.
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.Store, error) {
 	if path, ok := strings.CutPrefix(cfg.DatabaseURL, "sqlite:"); ok {
+		files, err := sqlite.Protect(path)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range files.Tightened {
+			log.Warn("database file was open to other users; it is now readable by its owner only", "path", name)
+		}
+		for _, name := range files.Unsafe {
+			log.Warn("other users can change the database's directory, or read a database file whose mode could not be changed; give it to the service's user only", "path", name)
+		}
 		return sqlite.Open(ctx, path)
 	}
 	if strings.HasPrefix(cfg.DatabaseURL, "postgres://") || strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
 		return postgres.Open(ctx, cfg.DatabaseURL)
 	}
 	return nil, fmt.Errorf("open store: unsupported database URL")
+}
+
+// warnLogger is the log of the operator commands: warnings and errors only,
+// on w.
+func warnLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
 // loadPlans returns the default plans or those of LICENTIA_PLANS_FILE.
@@ -56,11 +74,11 @@ func openOperator(ctx context.Context, env Env) (*operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStore(ctx, cfg)
+	log := warnLogger(env.Stderr)
+	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return &operator{store: st, admin: admin.New(admin.Options{Store: st, Clock: clock.System{}, Plans: plans, Keys: signing.NewKeyring(nil), Logger: log})}, nil
 }
 

@@ -271,6 +271,9 @@ type call struct {
 	// body is sent as is when a string or []byte, and marshalled otherwise.
 	body    any
 	headers map[string]string
+	// more adds header values after headers, so that a name can be sent
+	// more than once.
+	more http.Header
 	// invalid marks a request that breaks the document on purpose (no key, a
 	// bad request id, an unknown route or parameter): only the answer is
 	// validated against it.
@@ -338,6 +341,11 @@ func (e *testEnv) request(t *testing.T, c call, raw []byte) *http.Request {
 	for k, v := range c.headers {
 		req.Header.Set(k, v)
 	}
+	for k, vs := range c.more {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
 	return req
 }
 
@@ -359,12 +367,16 @@ func encodeBody(t *testing.T, body any) []byte {
 }
 
 // checkConventions checks what every answer carries: Cache-Control:
-// no-store, a request id (the client's when it has the contract's shape),
-// the same id in an error body, and never a plain Retry-After.
+// no-store, X-Content-Type-Options: nosniff, a request id (the client's
+// when it has the contract's shape), the same id in an error body, and
+// never a plain Retry-After.
 func checkConventions(t *testing.T, c call, r *resp) {
 	t.Helper()
 	if got := r.header.Get("Cache-Control"); got != "no-store" {
 		t.Errorf("%s %s: Cache-Control = %q, want no-store", c.method, c.path, got)
+	}
+	if got := r.header.Get("X-Content-Type-Options"); got != "nosniff" {
+		t.Errorf("%s %s: X-Content-Type-Options = %q, want nosniff", c.method, c.path, got)
 	}
 	if got := r.header.Values("Retry-After"); got != nil {
 		t.Errorf("%s %s: Retry-After = %q, want none", c.method, c.path, got)

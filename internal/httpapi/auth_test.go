@@ -54,6 +54,39 @@ func TestAdminRoutesRefuseBadKeys(t *testing.T) {
 	}
 }
 
+// TestAdminRoutesRefuseRepeatedAuthorization: on every administration
+// route, a request with more than one Authorization header answers 401
+// unauthorized, whichever of them holds a good key: servers and proxies
+// disagree on which one counts, so none is taken. Routes that take no key
+// ignore the header, however many are sent.
+func TestAdminRoutesRefuseRepeatedAuthorization(t *testing.T) {
+	e := newTestEnv(t)
+	good := e.key(t, e.org.ID, keyScopes()...)
+	other := e.key(t, e.org.ID, keyScopes()...)
+	for _, rt := range adminRoutes {
+		for _, tt := range []struct {
+			name   string
+			values []string
+		}{
+			{"the same key twice", []string{"Bearer " + good, "Bearer " + good}},
+			{"good key first", []string{"Bearer " + good, "Bearer not-a-key"}},
+			{"good key last", []string{"Bearer not-a-key", "Bearer " + good}},
+			{"two good keys", []string{"Bearer " + good, "Bearer " + other}},
+			{"good key and another scheme", []string{"Bearer " + good, "Basic " + base64.StdEncoding.EncodeToString([]byte(good))}},
+		} {
+			t.Run(rt.String()+"/"+tt.name, func(t *testing.T) {
+				c := rt.call("")
+				c.more, c.invalid = http.Header{"Authorization": tt.values}, true
+				e.run(t, scenario{call: c, wantStatus: http.StatusUnauthorized, wantCode: licentia.CodeUnauthorized})
+			})
+		}
+	}
+	t.Run("healthz", func(t *testing.T) {
+		c := call{method: "GET", path: "/healthz", more: http.Header{"Authorization": {"Bearer " + good, "Bearer " + other}}, invalid: true}
+		e.run(t, scenario{call: c, wantStatus: http.StatusOK, wantBody: `{"status":"ok"}`})
+	})
+}
+
 // TestKeyLifetime: a new key works at once; a revoked key and a key past its
 // expiry answer 401 at once (no cache keeps them working).
 func TestKeyLifetime(t *testing.T) {

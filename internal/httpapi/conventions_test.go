@@ -34,8 +34,9 @@ func newConventionsEnv(t *testing.T, down *atomic.Bool) *testEnv {
 }
 
 // TestEveryAnswerNoStore: every answer, success or failure of any kind,
-// carries Cache-Control: no-store and its request id (send checks both on
-// every request of every test; this table reaches every status).
+// carries Cache-Control: no-store, X-Content-Type-Options: nosniff and its
+// request id (send checks them on every request of every test; this table
+// reaches every status).
 func TestEveryAnswerNoStore(t *testing.T) {
 	var down atomic.Bool
 	e := newConventionsEnv(t, &down)
@@ -55,25 +56,34 @@ func TestEveryAnswerNoStore(t *testing.T) {
 		{name: "405", call: call{method: "DELETE", path: "/v1/admin/organization", key: key, invalid: true}, wantStatus: 405, wantCode: licentia.CodeMethodNotAllowed},
 		{name: "413", call: call{method: "PUT", path: "/v1/admin/integrations/" + someID + "/mappings/p1", key: key, body: bigBody, invalid: true},
 			wantStatus: 413, wantCode: licentia.CodePayloadTooLarge},
+		{name: "422 activation", call: routeCalls("not-a-licence-key", "ada-laptop")[0], wantStatus: 422, wantCode: licentia.CodeLicenceKeyInvalid},
 		{name: "500 operator", call: call{method: "GET", path: "/test/panic", invalid: true}, wantStatus: 500, wantCode: licentia.CodeInternal},
+		{name: "500 admin", call: call{method: "GET", path: "/v1/admin/test/panic", key: key, invalid: true}, wantStatus: 500, wantCode: licentia.CodeInternal},
 		{name: "503 integrations", call: call{method: "DELETE", path: "/v1/admin/integrations/" + someID + "/mappings/p1", key: key},
 			wantStatus: 503, wantCode: licentia.CodeIntegrationsNotConfigured},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := e.run(t, tt)
-			if got := r.header.Get("Cache-Control"); got != "no-store" {
-				t.Errorf("Cache-Control = %q, want no-store", got)
-			}
+			wantEveryAnswerHeaders(t, e.run(t, tt))
 		})
 	}
 	t.Run("503 readyz", func(t *testing.T) {
 		down.Store(true)
 		defer down.Store(false)
 		r := e.run(t, scenario{call: call{method: "GET", path: "/readyz"}, wantStatus: 503, wantCode: licentia.CodeServiceUnavailable})
-		if got := r.header.Get("Cache-Control"); got != "no-store" {
-			t.Errorf("Cache-Control = %q, want no-store", got)
-		}
+		wantEveryAnswerHeaders(t, r)
 	})
+}
+
+// wantEveryAnswerHeaders fails unless r carries the headers every answer
+// does: browsers must neither cache an answer (it may hold licence keys)
+// nor guess its type from its bytes.
+func wantEveryAnswerHeaders(t *testing.T, r *resp) {
+	t.Helper()
+	for name, want := range map[string]string{"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"} {
+		if got := r.header.Values(name); len(got) != 1 || got[0] != want {
+			t.Errorf("%s = %q, want %q once", name, got, want)
+		}
+	}
 }
 
 // TestRequestID: a client's x-request-id of 8 to 64 of A-Z a-z 0-9 . _ - is

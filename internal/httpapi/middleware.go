@@ -53,8 +53,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // middleware wraps every request, in this order: request id, Cache-Control:
-// no-store, panic recovery, access log. Caller identification, rate limits,
-// 401 and scope checks are per route (see route.go), after the route is known.
+// no-store and X-Content-Type-Options: nosniff, panic recovery, access log.
+// Caller identification, rate limits, 401 and scope checks are per route
+// (see route.go), after the route is known.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.clock.Now()
@@ -68,6 +69,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
 		w.Header().Set("X-Request-Id", id)
 		w.Header().Set("Cache-Control", "no-store")
+		// A browser must not guess another type than the JSON declared, such
+		// as HTML from a value a client chose.
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {

@@ -20,7 +20,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 // then answers 400, 404, 409, 402 and 503 in that order.
 func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		caller, authErr := s.auth.Authenticate(r.Context(), r.Header.Get("Authorization"))
+		caller, authErr := s.auth.Authenticate(r.Context(), authorization(r.Header))
 		subject := "addr:" + s.clientAddr(r)
 		if authErr == nil {
 			subject = "key:" + caller.KeyID
@@ -49,6 +49,17 @@ func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 			s.writeError(w, r, err)
 		}
 	})
+}
+
+// authorization is the request's Authorization value, or "" (refused as a
+// missing key) when it has more than one: servers and proxies disagree on
+// which of several counts, so a key one of them checked could be another
+// than the key used here.
+func authorization(h http.Header) string {
+	if v := h.Values("Authorization"); len(v) == 1 {
+		return v[0]
+	}
+	return ""
 }
 
 // operator registers a route for operators: no key, no rate limit.

@@ -90,12 +90,12 @@ func readEndpoint(ctx context.Context, r store.Reader, orgID, id string) (*endpo
 
 func failure(reason string, final bool) (*int, *string, bool) { return nil, &reason, final }
 
-// attempt sends the delivery once. It returns the status code (when one
-// came), the failure reason (nil on success) and whether the failure is
-// final: a body over 64 KB is never sent, and a delivery of a removed or
-// turned-off endpoint, or of an event deleted meanwhile, is not tried
-// again.
-func (w *Worker) attempt(ctx context.Context, a *attempt) (*int, *string, bool) {
+// attempt sends the delivery once, within budget. It returns the status
+// code (when one came), the failure reason (nil on success) and whether
+// the failure is final: a body over 64 KB is never sent, and a delivery of
+// a removed or turned-off endpoint, or of an event deleted meanwhile, is
+// not tried again.
+func (w *Worker) attempt(ctx context.Context, a *attempt, budget time.Duration) (*int, *string, bool) {
 	switch {
 	case a.ep.ep == nil || !a.ep.ep.Enabled || a.ev == nil:
 		return failure(licentia.FailureEndpointOff, true)
@@ -109,7 +109,7 @@ func (w *Worker) attempt(ctx context.Context, a *attempt) (*int, *string, bool) 
 		w.log.Error("webhook secret unavailable", "webhook_endpoint_id", ep.ID, "error", err.Error())
 		return failure(licentia.FailureConnection, false)
 	}
-	actx, cancel := context.WithTimeout(ctx, AttemptTimeout)
+	actx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, ep.URL, bytes.NewReader(ev.Body))
 	if err != nil {

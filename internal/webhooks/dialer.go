@@ -18,8 +18,8 @@ import (
 // AttemptTimeout is the contract's budget for one delivery attempt: the
 // receiver must answer within 5 seconds, counting the look-up, the connection
 // and the status line. The delivery worker applies it with
-// context.WithTimeout around Client.Do; the client's own timeouts are only
-// backstops.
+// context.WithTimeout around Client.Do (cut shorter when the claim left
+// less of its lease); the client's own timeouts are only backstops.
 const AttemptTimeout = 5 * time.Second
 
 // ErrAddressRefused is the cause of every refused connection. The delivery

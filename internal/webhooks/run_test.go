@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/signing"
+	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/sqlite"
 	"github.com/licentia/licentia/internal/webhooks"
 )
@@ -26,11 +28,17 @@ type memoryReceiver struct {
 	mu     sync.Mutex
 	counts map[string]int // path + " " + webhook-id
 	held   map[string]chan struct{}
+	// budgets are the times the requests had left, as they arrived, before
+	// their attempts' deadlines.
+	budgets []time.Duration
 }
 
 func (m *memoryReceiver) RoundTrip(r *http.Request) (*http.Response, error) {
 	m.mu.Lock()
 	m.counts[r.URL.Path+" "+r.Header.Get("webhook-id")]++
+	if deadline, ok := r.Context().Deadline(); ok {
+		m.budgets = append(m.budgets, time.Until(deadline))
+	}
 	held := m.held[r.URL.Path]
 	m.mu.Unlock()
 	if held != nil {
@@ -204,7 +212,7 @@ func TestRunStop(t *testing.T) {
 			t.Errorf("RunOnce() while the lease runs = %d, %v; want 0", n, err)
 		}
 		release()
-		q.clk.Advance(time.Minute)
+		q.clk.Advance(15 * time.Second)
 		if n, err := w.RunOnce(t.Context()); err != nil || n != 2 {
 			t.Errorf("RunOnce() after the lease = %d, %v; want 2", n, err)
 		}
@@ -213,4 +221,95 @@ func TestRunStop(t *testing.T) {
 			t.Errorf("/slow got %d requests, at most %d of one id; want each of 2 twice", n, most)
 		}
 	})
+}
+
+// slowClaimStore makes the worker's clock move while it claims: wait as
+// the claim's transaction waits for the write lock, before it begins (once,
+// for the first transaction), and commit between the claim and its commit,
+// as a busy database would take.
+type slowClaimStore struct {
+	store.Store
+	clk          *clock.Fake
+	wait, commit time.Duration
+	waited       bool
+}
+
+func (s *slowClaimStore) InTx(ctx context.Context, fn func(store.Tx) error) error {
+	if !s.waited {
+		s.waited = true
+		s.clk.Advance(s.wait)
+	}
+	return s.Store.InTx(ctx, func(tx store.Tx) error { return fn(slowClaimTx{Tx: tx, s: s}) })
+}
+
+type slowClaimTx struct {
+	store.Tx
+	s *slowClaimStore
+}
+
+func (t slowClaimTx) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, limit int) ([]licentia.Delivery, error) {
+	ds, err := t.Tx.ClaimDeliveries(ctx, now, leaseUntil, limit)
+	t.s.clk.Advance(t.s.commit)
+	return ds, err
+}
+
+// TestAttemptEndsBeforeLease: an attempt gets AttemptTimeout (5 seconds)
+// for all of it, cut so that it ends 5 seconds before its 15-second lease
+// at the latest, by the worker's clock: no other process can claim the
+// delivery while it still runs. Waiting for the write lock does not use
+// the lease up; a claim that took so long that no time is left sends
+// nothing, and the delivery goes once the lease ends. The receiver never
+// answers, so each attempt runs to its deadline and fails as a timeout.
+func TestAttemptEndsBeforeLease(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		wait, commit time.Duration
+		budget       time.Duration // 0: nothing sent
+	}{
+		{"prompt claim", 0, 0, 5 * time.Second},
+		{"claim waits for the write lock", 8 * time.Second, 0, 5 * time.Second},
+		{"claim commits 5 s late", 0, 5 * time.Second, 5 * time.Second},
+		{"claim commits 8 s late", 0, 8 * time.Second, 2 * time.Second},
+		{"claim commits 10 s late", 0, 10 * time.Second, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				q, rcv := newMemoryQueue(t)
+				ep := q.endpoint(t, "/silent")
+				rcv.hold("/silent")
+				q.emit(t, 1)
+				slow := &slowClaimStore{Store: q.st, clk: q.clk, wait: tt.wait, commit: tt.commit}
+				w := webhooks.NewWorker(webhooks.WorkerOptions{Store: slow, Clock: q.clk, Keys: q.keys, Client: q.client,
+					BaseURL: workerBaseURL, Logger: slog.New(slog.DiscardHandler)})
+				if n, err := w.RunOnce(t.Context()); err != nil || n != 1 {
+					t.Fatalf("RunOnce() = %d, %v; want 1", n, err)
+				}
+				d := q.deliveries(t, ep)[0]
+				if tt.budget == 0 {
+					if len(rcv.budgets) != 0 || d.Attempts != 0 {
+						t.Errorf("budgets %v, delivery after %d attempts; want nothing sent or recorded", rcv.budgets, d.Attempts)
+					}
+					next := q.worker(q.st, 0)
+					q.clk.Advance(4*time.Second + 999*time.Millisecond)
+					if n, err := next.RunOnce(t.Context()); err != nil || n != 0 {
+						t.Errorf("RunOnce() before the lease ends = %d, %v; want 0", n, err)
+					}
+					q.clk.Advance(time.Millisecond)
+					if n, err := next.RunOnce(t.Context()); err != nil || n != 1 {
+						t.Errorf("RunOnce() after the lease = %d, %v; want 1", n, err)
+					}
+					if want := []time.Duration{webhooks.AttemptTimeout}; !slices.Equal(rcv.budgets, want) {
+						t.Errorf("budgets after the lease = %v, want %v", rcv.budgets, want)
+					}
+					return
+				}
+				if want := []time.Duration{tt.budget}; !slices.Equal(rcv.budgets, want) {
+					t.Errorf("budgets = %v, want %v", rcv.budgets, want)
+				}
+				if d.Attempts != 1 || d.FailureReason == nil || *d.FailureReason != licentia.FailureTimeout {
+					t.Errorf("delivery = %+v, want one attempt failed with timeout", d)
+				}
+			})
+		})
+	}
 }

@@ -15,10 +15,17 @@ import (
 	"github.com/licentia/licentia/internal/store"
 )
 
-// lease is how long a claimed delivery is kept from other processes. It is
-// well past AttemptTimeout, so a live attempt is never sent twice; a crashed one is
-// retried once the lease ends.
-const lease = time.Minute
+// lease is how long a claimed delivery is kept from other processes; a
+// delivery whose process crashed is sent again once it ends, so it is kept
+// short: an attempt (AttemptTimeout), time for the claim to commit, and
+// leaseMargin.
+const lease = 15 * time.Second
+
+// leaseMargin is how long before its lease ends an attempt is cut at the
+// latest, measured on the worker's clock: another process may claim the
+// delivery from then on, and its clock may run a little ahead. So an
+// attempt still running is never sent again.
+const leaseMargin = 5 * time.Second
 
 // recordTimeout bounds the transaction that records finished attempts. It
 // is not cut short when the worker stops: an attempt the receiver answered
@@ -208,10 +215,12 @@ func (w *Worker) recordAll(ctx context.Context, results <-chan finished) {
 }
 
 // claim leases up to n due deliveries and reads what their attempts need.
+// The lease starts once the transaction has begun, so that waiting for
+// the database's write lock does not use it up.
 func (w *Worker) claim(ctx context.Context, n int) ([]attempt, error) {
-	now := w.clock.Now().UTC().Truncate(time.Millisecond)
 	var attempts []attempt
 	err := w.store.InTx(ctx, func(tx store.Tx) error {
+		now := w.clock.Now().UTC().Truncate(time.Millisecond)
 		ds, err := tx.ClaimDeliveries(ctx, now, now.Add(lease), n)
 		if err != nil {
 			return err
@@ -226,11 +235,16 @@ func (w *Worker) claim(ctx context.Context, n int) ([]attempt, error) {
 }
 
 // send makes one attempt and returns its outcome to record, or nil when
-// the attempt was cut short by ctx (the process stopping): the delivery
-// then stays leased and is tried again once the lease ends, as after a
-// crash.
+// the attempt was cut short by ctx (the process stopping) or its lease
+// had no room left for it: the delivery then stays leased and is tried
+// again once the lease ends, as after a crash.
 func (w *Worker) send(ctx context.Context, a *attempt) *finished {
-	code, reason, final := w.attempt(ctx, a)
+	budget := w.budget(&a.d)
+	if budget <= 0 {
+		w.log.Warn("delivery claim used up its lease; it is sent once the lease ends", "delivery_id", a.d.ID)
+		return nil
+	}
+	code, reason, final := w.attempt(ctx, a, budget)
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -251,6 +265,17 @@ func (w *Worker) send(ctx context.Context, a *attempt) *finished {
 		}
 	}
 	return &finished{d: d, at: now, spent: d.Status == licentia.DeliveryFailed && !final}
+}
+
+// budget is how long the attempt at d may take: AttemptTimeout, cut so
+// that it ends leaseMargin before d's lease does, by the worker's clock.
+// It is the whole attempt, look-up, connection, TLS, request and the
+// reading of the answer, which all run under its context.
+func (w *Worker) budget(d *licentia.Delivery) time.Duration {
+	if d.LeasedUntil == nil {
+		return AttemptTimeout
+	}
+	return min(AttemptTimeout, d.LeasedUntil.Sub(w.clock.Now())-leaseMargin)
 }
 
 // record writes finished attempts in one transaction, with the turning off

@@ -211,8 +211,8 @@ func (rc *countingReceiver) total() (n, most int) {
 
 // TestWorkerRestart: a worker that claims a delivery and stops before
 // recording its attempt (a crash, or serve shutting down mid-request)
-// leaves it leased; no other worker sends it until the lease ends, and
-// then another worker does.
+// leaves it leased; no other worker sends it until the lease ends, 15
+// seconds after the claim, and then another worker does.
 func TestWorkerRestart(t *testing.T) {
 	t.Parallel()
 	q := newQueue(t)
@@ -241,11 +241,11 @@ func TestWorkerRestart(t *testing.T) {
 	if n, err := next.RunOnce(t.Context()); err != nil || n != 0 {
 		t.Errorf("RunOnce() while the lease runs = %d, %v; want 0", n, err)
 	}
-	q.clk.Advance(59 * time.Second)
+	q.clk.Advance(15*time.Second - time.Millisecond)
 	if n, err := next.RunOnce(t.Context()); err != nil || n != 0 {
 		t.Errorf("RunOnce() before the lease ends = %d, %v; want 0", n, err)
 	}
-	q.clk.Advance(time.Second)
+	q.clk.Advance(time.Millisecond)
 	if n, err := next.RunOnce(t.Context()); err != nil || n != 1 {
 		t.Fatalf("RunOnce() after the lease = %d, %v; want 1", n, err)
 	}
@@ -274,7 +274,7 @@ func TestWorkerLateAttempt(t *testing.T) {
 		late <- err
 	}()
 	<-q.hooks.arrived
-	q.clk.Advance(time.Minute)
+	q.clk.Advance(15 * time.Second)
 	if n, err := q.worker(q.st, 0).RunOnce(t.Context()); err != nil || n != 1 {
 		t.Fatalf("RunOnce() of the second worker after the lease = %d, %v; want 1", n, err)
 	}

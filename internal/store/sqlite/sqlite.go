@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/pressly/goose/v3"
@@ -40,16 +38,15 @@ type DB struct {
 var _ store.Store = (*DB)(nil)
 
 // Open opens (creating if needed) the database file at path and applies any
-// pending migrations.
+// pending migrations. The database and its files are for their owner alone
+// (see Protect).
 //
 // Durability: WAL with synchronous=NORMAL. A committed change survives a
 // crash of the process; a power loss may lose the last transactions but never
 // corrupts the file.
 func Open(ctx context.Context, path string) (*DB, error) {
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("open sqlite %s: %w", path, err)
-		}
+	if _, err := Protect(path); err != nil {
+		return nil, err
 	}
 	// Foreign keys are off by default in SQLite; the busy timeout makes a
 	// second process (an operator command while serve runs) wait for the
