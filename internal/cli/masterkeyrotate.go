@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 
 	"github.com/licentia/licentia/internal/config"
@@ -28,7 +29,7 @@ func masterkeyCommand(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg)
+	st, err := openStore(ctx, cfg, slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return err
 	}
@@ -81,6 +82,7 @@ func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, new
 	res := &rotation{OldFingerprint: old.Fingerprint(), NewFingerprint: next.Fingerprint(), KeyFile: path,
 		PreviousFile: path + ".previous-" + old.Fingerprint()}
 	err = st.InTx(ctx, func(tx store.Tx) error {
+		res.Resealed = 0 // a run again starts afresh (see store.Store.InTx)
 		// Locked first: a product key or webhook secret being created
 		// meanwhile is either in what is read below or waits, then
 		// seals under the new key.

@@ -47,7 +47,7 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStore(ctx, cfg)
+	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}

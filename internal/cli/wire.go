@@ -18,12 +18,18 @@ import (
 )
 
 // openStore opens the configured engine and applies pending migrations.
-func openStore(ctx context.Context, cfg config.Config) (store.Store, error) {
+// PostgreSQL reports transactions it runs again to log.
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.Store, error) {
 	if path, ok := strings.CutPrefix(cfg.DatabaseURL, "sqlite:"); ok {
 		return sqlite.Open(ctx, path)
 	}
 	if strings.HasPrefix(cfg.DatabaseURL, "postgres://") || strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
-		return postgres.Open(ctx, cfg.DatabaseURL)
+		db, err := postgres.Open(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return nil, err
+		}
+		db.SetLogger(log)
+		return db, nil
 	}
 	return nil, fmt.Errorf("open store: unsupported database URL")
 }
@@ -56,11 +62,11 @@ func openOperator(ctx context.Context, env Env) (*operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStore(ctx, cfg)
+	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	log := slog.New(slog.NewJSONHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return &operator{store: st, admin: admin.New(admin.Options{Store: st, Clock: clock.System{}, Plans: plans, Keys: signing.NewKeyring(nil), Logger: log})}, nil
 }
 

@@ -119,7 +119,7 @@ func (r reader) Setting(ctx context.Context, name string) (string, error) {
 // found.
 //
 // It is the first lock of the order every transaction follows (see
-// lockOrder in postgres.go). FOR NO KEY UPDATE, not FOR UPDATE: it excludes
+// DB.InTx). FOR NO KEY UPDATE, not FOR UPDATE: it excludes
 // the other holders of this lock and changes of the row, but not the FOR
 // KEY SHARE lock that every insert referencing the organization (a licence,
 // an audit entry) takes on the row. With FOR UPDATE an activation, holding
