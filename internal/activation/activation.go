@@ -178,6 +178,7 @@ func (s *Service) Activate(ctx context.Context, key string, m Machine) (*Result,
 	now := s.now()
 	var res Result
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		res = Result{} // a run again starts afresh (see store.Store.InTx)
 		l, err := tx.LockLicence(ctx, sub.licence.OrgID, sub.licence.ID)
 		if err != nil {
 			return err
@@ -285,6 +286,7 @@ func (s *Service) Deactivate(ctx context.Context, key, machineID string) (bool, 
 	now := s.now()
 	changed := false
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		changed = false // a run again starts afresh (see store.Store.InTx)
 		l, err := tx.LockLicence(ctx, sub.licence.OrgID, sub.licence.ID)
 		if err != nil {
 			return err

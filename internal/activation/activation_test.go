@@ -41,6 +41,7 @@ type fixture struct {
 	admin *admin.Service
 	svc   *activation.Service
 	cat   *signing.Catalogue
+	keys  *signing.Keyring
 	org   *licentia.Organization
 }
 
@@ -74,7 +75,7 @@ func newFixture(t *testing.T, st store.Store) *fixture {
 		t.Fatalf("Catalogue.Refresh() error = %v", err)
 	}
 	svc := activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: 7 * 24 * time.Hour, Logger: log})
-	return &fixture{st: st, clock: clk, admin: adm, svc: svc, cat: cat, org: org}
+	return &fixture{st: st, clock: clk, admin: adm, svc: svc, cat: cat, keys: keys, org: org}
 }
 
 func ptr[T any](v T) *T { return &v }

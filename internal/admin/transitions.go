@@ -60,6 +60,7 @@ func (s *Service) changeStatus(ctx context.Context, actor licentia.Actor, orgID,
 	now := s.now()
 	var out Change
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		out = Change{} // a run again starts afresh (see store.Store.InTx)
 		if t.to == licentia.StatusActive {
 			// Reinstating counts against the plan: take the organization's
 			// lock first, always in the same order as issue.
@@ -110,6 +111,7 @@ func (s *Service) AnonymiseLicence(ctx context.Context, actor licentia.Actor, or
 	now := s.now()
 	var out Change
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		out = Change{} // a run again starts afresh (see store.Store.InTx)
 		before, err := tx.LockLicence(ctx, orgID, id)
 		if err != nil {
 			return err

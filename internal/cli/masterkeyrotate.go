@@ -81,6 +81,7 @@ func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, new
 	res := &rotation{OldFingerprint: old.Fingerprint(), NewFingerprint: next.Fingerprint(), KeyFile: path,
 		PreviousFile: path + ".previous-" + old.Fingerprint()}
 	err = st.InTx(ctx, func(tx store.Tx) error {
+		res.Resealed = 0 // a run again starts afresh (see store.Store.InTx)
 		// Locked first: a product key or webhook secret being created
 		// meanwhile is either in what is read below or waits, then
 		// seals under the new key.

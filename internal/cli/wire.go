@@ -20,6 +20,7 @@ import (
 
 // openStore opens the configured engine and applies pending migrations.
 // A SQLite database whose files other users could reach is warned about.
+// PostgreSQL reports transactions it runs again to log.
 func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.Store, error) {
 	if path, ok := strings.CutPrefix(cfg.DatabaseURL, "sqlite:"); ok {
 		files, err := sqlite.Protect(path)
@@ -35,7 +36,12 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (store.
 		return sqlite.Open(ctx, path)
 	}
 	if strings.HasPrefix(cfg.DatabaseURL, "postgres://") || strings.HasPrefix(cfg.DatabaseURL, "postgresql://") {
-		return postgres.Open(ctx, cfg.DatabaseURL)
+		db, err := postgres.Open(ctx, cfg.DatabaseURL)
+		if err != nil {
+			return nil, err
+		}
+		db.SetLogger(log)
+		return db, nil
 	}
 	return nil, fmt.Errorf("open store: unsupported database URL")
 }

@@ -16,7 +16,10 @@ import (
 type Store interface {
 	Reader
 	// InTx runs fn in one transaction, committed when fn returns nil and
-	// rolled back otherwise.
+	// rolled back otherwise. An engine may run fn again, in a new
+	// transaction, when the database ended the first as a deadlock victim
+	// or a serialization failure: fn sets everything it hands out afresh
+	// on each run.
 	InTx(ctx context.Context, fn func(tx Tx) error) error
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

@@ -7,8 +7,11 @@
 #   activate   a new machine each request
 # and with DATASET=1, on a data set of DATASET_N licences filled by
 # tools/dataload, find, find-q, find-ref, read, issue, revoke and counts at
-# ADMIN_RATE a second, below the keys' budget. It prints a summary table at
-# the end; each run's JSON and table stay in OUT.
+# ADMIN_RATE a second, below the keys' budget; with MIXED=1, mixed (issue,
+# activate, revoke, reinstate and deactivate in one organization, closed loop
+# at CONCURRENCY), and with MATRIX=0 without the status and activate runs.
+# It prints a summary table at the end; each run's JSON and table stay in
+# OUT.
 #
 # Opt-in: CI does not run it. It needs curl, and for PostgreSQL a server
 # that psql -h 127.0.0.1 -U postgres reaches (databases are created and
@@ -18,6 +21,7 @@
 #   tools/loadgen/bench.sh
 #   ENGINES=sqlite DURATION=10s tools/loadgen/bench.sh
 #   DATASET=1 tools/loadgen/bench.sh
+#   MIXED=1 MATRIX=0 DURATION=10s tools/loadgen/bench.sh
 set -euo pipefail
 
 ENGINES=${ENGINES:-"sqlite postgres"}
@@ -28,6 +32,8 @@ MACHINES=${MACHINES:-1000}
 KEYS=${KEYS:-20}
 PG=${PG:-postgres://postgres@127.0.0.1:5432}
 DATASET=${DATASET:-}
+MIXED=${MIXED:-}
+MATRIX=${MATRIX:-1}
 DATASET_N=${DATASET_N:-1000000}
 DATASET_PRODUCT=${DATASET_PRODUCT:-dataset}
 DATALOAD_ARGS=${DATALOAD_ARGS:-} # more tools/dataload flags, such as -activations
@@ -195,7 +201,8 @@ for e in $ENGINES; do
 	fresh "$e"
 	launch
 	make_org
-	matrix "$e"
+	if [[ $MATRIX != 0 ]]; then matrix "$e"; fi
+	if [[ -n $MIXED ]]; then lg "$e-mixed" -scenario mixed -concurrency "$CONCURRENCY" -duration "$DURATION"; fi
 	if [[ -n $DATASET ]]; then dataset "$e"; fi
 	discard
 done

@@ -46,7 +46,17 @@ type Report struct {
 	Memory      *Memory          `json:"server_memory,omitempty"`
 	Machine     *Machine         `json:"machine,omitempty"`
 	Changed     *int64           `json:"changed,omitempty"` // revoke: licences it changed
+	Ops         map[string]*Op   `json:"ops,omitempty"`     // mixed: each operation apart
 	Warnings    []string         `json:"warnings,omitempty"`
+}
+
+// Op is what a run measured of one operation of a mixed scenario; its
+// throughput is over the whole run.
+type Op struct {
+	Requests   int64   `json:"requests"`
+	Succeeded  int64   `json:"succeeded"`
+	Throughput float64 `json:"throughput_rps"`
+	Latency    Latency `json:"latency"`
 }
 
 // Machine is how busy the machine's processors were over a run, in
@@ -127,6 +137,12 @@ func newReport(target, scenario string, cfg runConfig, res *results, elapsed tim
 	}
 	if elapsed > 0 {
 		r.Throughput = float64(res.requests) / elapsed.Seconds()
+	}
+	for name, o := range res.ops {
+		if r.Ops == nil {
+			r.Ops = map[string]*Op{}
+		}
+		r.Ops[name] = &Op{Requests: o.n, Succeeded: o.ok, Throughput: div(float64(o.n), elapsed.Seconds()), Latency: latencyOf(o.lat)}
 	}
 	return r
 }
@@ -233,6 +249,12 @@ func writeTable(w io.Writer, reports []*Report, names []string, ratio *Ratio) er
 	optional("peak rss MB", func(r *Report) bool { return r.Memory != nil }, func(r *Report) string { return fmt.Sprintf("%.1f", r.Memory.PeakMB) }, "")
 	optional("other cores", func(r *Report) bool { return r.Machine != nil }, func(r *Report) string { return fmt.Sprintf("%.2f", r.Machine.OtherCores) }, "")
 	optional("changed", func(r *Report) bool { return r.Changed != nil }, func(r *Report) string { return fmt.Sprint(*r.Changed) }, "")
+	for _, r := range reports {
+		for _, name := range slices.Sorted(maps.Keys(r.Ops)) {
+			o := r.Ops[name]
+			fmt.Fprintf(tw, "%s req/s, p99 ms\t%.1f, %.3f\t\n", name, o.Throughput, o.Latency.P99)
+		}
+	}
 	for i, r := range reports {
 		for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
 			fmt.Fprintf(tw, "error %s (%s)\t%d\t\n", k, names[i], r.Errors[k])

@@ -35,6 +35,9 @@ type request struct {
 	key    string // admin API key, or "" for a public route
 	// onOK, when set, is given the body of a 2xx answer.
 	onOK func(body []byte)
+	// op names the operation of a scenario mixing several, which the
+	// report also counts apart; "" in a scenario of one.
+	op string
 }
 
 // scenarioFunc returns the request numbered seq; numbers are distinct
@@ -49,6 +52,7 @@ type results struct {
 	unsent    int64
 	latencies []time.Duration
 	errors    map[string]int64
+	ops       map[string]*opTally // by request.op, in a mixed scenario
 }
 
 func (r *results) add(t *tally) {
@@ -63,6 +67,27 @@ func (r *results) add(t *tally) {
 	for k, v := range t.errors {
 		r.errors[k] += v
 	}
+	for name, o := range t.ops {
+		if r.ops == nil {
+			r.ops = map[string]*opTally{}
+		}
+		if r.ops[name] == nil {
+			r.ops[name] = &opTally{}
+		}
+		r.ops[name].add(o)
+	}
+}
+
+// opTally counts one operation of a mixed scenario.
+type opTally struct {
+	lat   []time.Duration
+	ok, n int64
+}
+
+func (o *opTally) add(other *opTally) {
+	o.lat = append(o.lat, other.lat...)
+	o.ok += other.ok
+	o.n += other.n
 }
 
 // client sends requests to one server.
@@ -163,6 +188,7 @@ type tally struct {
 	lat    []time.Duration
 	ok, n  int64
 	errors map[string]int64
+	ops    map[string]*opTally
 }
 
 // record sends req and counts its outcome, with its latency counted from
@@ -175,10 +201,11 @@ func (t *tally) record(ctx context.Context, c sender, req request, forwarded boo
 	}
 	t.n++
 	t.lat = append(t.lat, lat)
+	ok := err == nil && status >= 200 && status < 300
 	switch {
 	case err != nil:
-		t.fail("transport")
-	case status >= 200 && status < 300:
+		t.fail("transport", req.op)
+	case ok:
 		t.ok++
 		if req.onOK != nil {
 			req.onOK(body)
@@ -187,11 +214,30 @@ func (t *tally) record(ctx context.Context, c sender, req request, forwarded boo
 		if code == "" {
 			code = "-"
 		}
-		t.fail(fmt.Sprintf("%d %s", status, code))
+		t.fail(fmt.Sprintf("%d %s", status, code), req.op)
+	}
+	if req.op != "" {
+		if t.ops == nil {
+			t.ops = map[string]*opTally{}
+		}
+		o := t.ops[req.op]
+		if o == nil {
+			o = &opTally{}
+			t.ops[req.op] = o
+		}
+		o.n++
+		o.lat = append(o.lat, lat)
+		if ok {
+			o.ok++
+		}
 	}
 }
 
-func (t *tally) fail(k string) {
+// fail counts an error, under its operation's name in a mixed scenario.
+func (t *tally) fail(k, op string) {
+	if op != "" {
+		k += " (" + op + ")"
+	}
 	if t.errors == nil {
 		t.errors = map[string]int64{}
 	}

@@ -133,3 +133,31 @@ func TestRecordOutcomes(t *testing.T) {
 type senderFunc func() (int, string, []byte, error)
 
 func (f senderFunc) do(context.Context, request, bool) (int, string, []byte, error) { return f() }
+
+// TestRecordOps: the requests of a mixed scenario are counted by operation
+// too, errors named with theirs, and the report shows each apart while a
+// 429 still counts as throttled.
+func TestRecordOps(t *testing.T) {
+	var tl tally
+	for _, a := range []struct {
+		op     string
+		status int
+		code   string
+	}{{"issue", 201, ""}, {"issue", 429, "rate_limited"}, {"activate", 201, ""}, {"activate", 200, ""}, {"activate", 500, "internal_error"}} {
+		s := senderFunc(func() (int, string, []byte, error) { return a.status, a.code, nil, nil })
+		tl.record(t.Context(), s, request{op: a.op}, false, time.Now())
+	}
+	var res results
+	res.add(&tl)
+	r := newReport("x", "mixed", runConfig{concurrency: 1}, &res, time.Second)
+	if r.Requests != 5 || r.Succeeded != 3 || r.Throttled != 1 {
+		t.Errorf("requests, succeeded, throttled = %d, %d, %d; want 5, 3, 1", r.Requests, r.Succeeded, r.Throttled)
+	}
+	if want := map[string]int64{"429 rate_limited (issue)": 1, "500 internal_error (activate)": 1}; !maps.Equal(r.Errors, want) {
+		t.Errorf("errors = %v, want %v", r.Errors, want)
+	}
+	issue, act := r.Ops["issue"], r.Ops["activate"]
+	if len(r.Ops) != 2 || issue.Requests != 2 || issue.Succeeded != 1 || act.Requests != 3 || act.Succeeded != 2 || act.Throughput != 3 {
+		t.Errorf("ops = issue %+v, activate %+v; want 2 issues (1 succeeded) and 3 activations (2 succeeded, 3/s)", issue, act)
+	}
+}

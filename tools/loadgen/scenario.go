@@ -10,7 +10,7 @@ import (
 )
 
 // scenarios are the scenario names, in the order usage lists them.
-var scenarios = []string{"status", "activate", "find", "find-q", "find-ref", "read", "issue", "revoke", "counts"}
+var scenarios = []string{"status", "activate", "find", "find-q", "find-ref", "read", "issue", "revoke", "counts", "mixed"}
 
 // scenarioOf returns the requests scenario makes on f. Administration
 // requests take the keys in turn.
@@ -63,6 +63,8 @@ func scenarioOf(name string, f *fixture, keys *keyRing) (scenarioFunc, error) {
 		return func(uint64) request {
 			return admin(http.MethodGet, "/v1/admin/licences/counts", nil)
 		}, nil
+	case "mixed":
+		return f.mixed(admin), nil
 	}
 	return nil, fmt.Errorf("unknown scenario %q: want one of %s", name, strings.Join(scenarios, ", "))
 }
@@ -102,5 +104,60 @@ func (f *fixture) countChanged(body []byte) {
 	}
 	if json.Unmarshal(body, &out) == nil && out.Changed {
 		f.changed.Add(1)
+	}
+}
+
+// mixedOps is the mixed scenario's cycle of ten requests: three issues,
+// three activations of new machines, a revoke, a reinstate and two
+// deactivations, all in one organization.
+var mixedOps = [10]string{"issue", "activate", "issue", "activate", "revoke", "issue", "activate", "reinstate", "deactivate", "deactivate"}
+
+// mixed returns the mixed scenario: every write an organization sees at
+// once, which on PostgreSQL take row locks in one organization. Machines
+// take seats on the even licences; the odd ones are revoked and
+// reinstated in turn, so no activation meets a revoked licence. A
+// deactivation frees the machine an activation of the same cycle took (or
+// answers changed:false, when that activation is still on its way).
+func (f *fixture) mixed(admin func(method, path string, body []byte) request) scenarioFunc {
+	seats := (len(f.licenceKeys) + 1) / 2
+	turns := max(len(f.ids)/2, 1)
+	machine := func(seq uint64) (string, string) {
+		key := f.licenceKeys[2*(seq%uint64(seats))]
+		return key, fmt.Sprintf("lg-%s-x%d", f.runID, seq)
+	}
+	// The revoke and the reinstate of one cycle change the same licence.
+	odd := func(seq uint64) string {
+		if len(f.ids) < 2 {
+			return f.ids[0]
+		}
+		return f.ids[1+2*((seq/10)%uint64(turns))]
+	}
+	reason := mustJSON(map[string]string{"reason": "loadgen"})
+	return func(seq uint64) request {
+		var r request
+		switch op := mixedOps[seq%10]; op {
+		case "issue":
+			r = admin(http.MethodPost, "/v1/admin/licences", mustJSON(map[string]any{
+				"product_id": f.productID, "email": fmt.Sprintf("lg-mixed-%d@%s.example", seq, f.runID),
+			}))
+		case "activate":
+			key, m := machine(seq)
+			r = request{method: http.MethodPost, path: "/v1/activations", body: activateBody(key, m)}
+		case "revoke":
+			r = admin(http.MethodPost, "/v1/admin/licences/"+url.PathEscape(odd(seq))+"/revoke", reason)
+		case "reinstate":
+			r = admin(http.MethodPost, "/v1/admin/licences/"+url.PathEscape(odd(seq))+"/reinstate", reason)
+		case "deactivate":
+			// The activation three or seven requests earlier in the cycle.
+			back := uint64(7)
+			if seq%10 == 9 {
+				back = 3
+			}
+			key, m := machine(seq - back)
+			r = request{method: http.MethodPost, path: "/v1/activations/deactivate",
+				body: mustJSON(map[string]string{"licence_key": key, "machine_id": m})}
+		}
+		r.op = mixedOps[seq%10]
+		return r
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -120,5 +122,55 @@ func TestOwnScenarios(t *testing.T) {
 		if got := sc(1).path; got != tt.want {
 			t.Errorf("%s path = %q, want %q", tt.scenario, got, tt.want)
 		}
+	}
+}
+
+// TestMixedScenario: one cycle of ten requests issues three licences,
+// activates three new machines on even licences, revokes and reinstates one
+// odd licence, and deactivates two of the cycle's machines.
+func TestMixedScenario(t *testing.T) {
+	f := &fixture{runID: "run", productID: "p", licenceKeys: []string{"K0", "K1", "K2", "K3"}, ids: []string{"i0", "i1", "i2", "i3"}}
+	sc, err := scenarioOf("mixed", f, newKeyRing([]string{"k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]int{}
+	activated := map[string]bool{}
+	var changed []string
+	for seq := range uint64(20) {
+		r := sc(seq)
+		ops[r.op]++
+		switch r.op {
+		case "issue":
+			if r.path != "/v1/admin/licences" || r.key == "" {
+				t.Errorf("issue request = %+v", r)
+			}
+		case "activate", "deactivate":
+			var body struct {
+				LicenceKey string `json:"licence_key"`
+				MachineID  string `json:"machine_id"`
+			}
+			if err := json.Unmarshal(r.body, &body); err != nil {
+				t.Fatal(err)
+			}
+			if body.LicenceKey != "K0" && body.LicenceKey != "K2" {
+				t.Errorf("%s on %s, want an even licence", r.op, body.LicenceKey)
+			}
+			m := body.LicenceKey + "/" + body.MachineID
+			if r.op == "activate" {
+				activated[m] = true
+			} else if !activated[m] {
+				t.Errorf("seq %d deactivates %s, which no earlier request activated", seq, m)
+			}
+		case "revoke", "reinstate":
+			changed = append(changed, r.path)
+		}
+	}
+	if want := map[string]int{"issue": 6, "activate": 6, "revoke": 2, "reinstate": 2, "deactivate": 4}; !maps.Equal(ops, want) {
+		t.Errorf("ops = %v, want %v", ops, want)
+	}
+	want := []string{"/v1/admin/licences/i1/revoke", "/v1/admin/licences/i1/reinstate", "/v1/admin/licences/i3/revoke", "/v1/admin/licences/i3/reinstate"}
+	if !slices.Equal(changed, want) {
+		t.Errorf("status changes %v, want %v", changed, want)
 	}
 }

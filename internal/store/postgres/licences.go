@@ -203,7 +203,11 @@ func qUnion(q string, args pgx.NamedArgs) string {
 
 // LockLicence takes the licence's row lock, which other transactions wait
 // for until this one ends. It first takes the sweep lock in shared mode, as
-// every change of a licence or its counters does (see lockSweepShared).
+// every change of a licence or its counters does (see lockSweepShared), and
+// comes after the organization's lock in the lock order (see DB.InTx).
+// FOR NO KEY UPDATE is enough to keep changes of the licence one at a time,
+// and lets the FOR KEY SHARE lock of inserts referencing the licence (its
+// activations) through.
 func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licence, error) {
 	if !isID(orgID) || !isID(id) {
 		return nil, fmt.Errorf("lock licence: %w", licenceNotFound())
@@ -212,7 +216,7 @@ func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licen
 		return nil, err
 	}
 	l, err := scanLicence(t.tx.QueryRow(ctx, `SELECT `+licenceColumns+` FROM licences
-		WHERE org_id = $1 AND id = $2 FOR UPDATE`, orgID, id))
+		WHERE org_id = $1 AND id = $2 FOR NO KEY UPDATE`, orgID, id))
 	if err != nil {
 		return nil, fmt.Errorf("lock licence: %w", err)
 	}

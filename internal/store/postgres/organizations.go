@@ -117,11 +117,20 @@ func (r reader) Setting(ctx context.Context, name string) (string, error) {
 // transactions, in this process or another, wait for until this one ends.
 // A missing organization locks nothing; the read that follows answers not
 // found.
+//
+// It is the first lock of the order every transaction follows (see
+// DB.InTx). FOR NO KEY UPDATE, not FOR UPDATE: it excludes
+// the other holders of this lock and changes of the row, but not the FOR
+// KEY SHARE lock that every insert referencing the organization (a licence,
+// an audit entry) takes on the row. With FOR UPDATE an activation, holding
+// its licence and counter rows, waited at its audit insert for an issue
+// holding this lock, while the issue waited for the activation's counter
+// row: a deadlock.
 func (t *tx) LockOrganization(ctx context.Context, orgID string) error {
 	if !isID(orgID) {
 		return nil
 	}
-	if _, err := t.tx.Exec(ctx, `SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, orgID); err != nil {
+	if _, err := t.tx.Exec(ctx, `SELECT 1 FROM organizations WHERE id = $1 FOR NO KEY UPDATE`, orgID); err != nil {
 		return fmt.Errorf("lock organization: %w", err)
 	}
 	return nil

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -34,7 +36,8 @@ var migrations embed.FS
 // DB is the PostgreSQL engine.
 type DB struct {
 	reader
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	logger *slog.Logger
 }
 
 var _ store.Store = (*DB)(nil)
@@ -104,7 +107,71 @@ func (db *DB) Ping(ctx context.Context) error { return db.pool.Ping(ctx) }
 // InTx runs fn in one READ COMMITTED transaction. Plan checks stay correct
 // at this level because they first take LockOrganization's row lock, and
 // each later statement sees what the previous holder committed.
+//
+// Every transaction takes its locks in one order, so no two wait for each
+// other:
+//
+//  1. the organization's row (LockOrganization), by changes that check a
+//     plan limit (issue, reinstate, new products, keys, endpoints);
+//  2. the sweep lock, shared (lockSweepShared), before any licence or
+//     counter; the sweeper takes it alone and no organization lock;
+//  3. one licence's row (LockLicence); the sweeper, alone, the rows it
+//     moves, by expiry and id;
+//  4. that licence's activations;
+//  5. licence_stats rows, once, in compareStatsRows order (apply);
+//  6. last, inserts: the audit entry, the event, its deliveries.
+//
+// Inserts lock the rows they reference (FOR KEY SHARE: the organization,
+// the licence, the webhook endpoint and the event). The row locks of steps
+// 1 and 3 are FOR NO KEY UPDATE, which does not conflict with those, so an
+// insert never waits for a holder of the organization or of a licence;
+// FOR UPDATE would, and did deadlock (see LockOrganization).
+//
+// A transaction PostgreSQL still ends as a deadlock victim (40P01) or a
+// serialization failure (40001) runs again from the start, up to
+// txAttempts times: fn must be safe to run again, setting what it returns
+// afresh on each run.
 func (db *DB) InTx(ctx context.Context, fn func(store.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := db.runTx(ctx, fn)
+		code, retry := retryable(err)
+		if !retry || attempt == txAttempts {
+			return err
+		}
+		db.log().Warn("transaction retried", "sqlstate", code, "attempt", attempt)
+		t := time.NewTimer(txBackoff(attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// txAttempts bounds the runs of one transaction: a second run almost always
+// succeeds, and a cycle that keeps coming back is a bug to see, not to hide.
+const txAttempts = 4
+
+// txBackoff is how long to wait before run attempt+1: a random time up to
+// 5ms, 10ms, 20ms..., so the transactions of a cycle do not meet again in
+// step.
+func txBackoff(attempt int) time.Duration {
+	ceiling := 5 * time.Millisecond << (attempt - 1)
+	return time.Duration(rand.Int64N(int64(ceiling))) + time.Millisecond
+}
+
+// retryable reports whether err ended a transaction that may succeed when
+// run again, and its SQLSTATE.
+func retryable(err error) (string, bool) {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return "", false
+	}
+	return pe.Code, pe.Code == "40P01" || pe.Code == "40001"
+}
+
+func (db *DB) runTx(ctx context.Context, fn func(store.Tx) error) error {
 	pgTx, err := db.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -121,6 +188,19 @@ func (db *DB) InTx(ctx context.Context, fn func(store.Tx) error) error {
 	}
 	return nil
 }
+
+// SetLogger sets where retried transactions are reported; nowhere until it
+// is called. Call it before the store is used.
+func (db *DB) SetLogger(l *slog.Logger) { db.logger = l }
+
+func (db *DB) log() *slog.Logger {
+	if db.logger == nil {
+		return discard
+	}
+	return db.logger
+}
+
+var discard = slog.New(slog.DiscardHandler)
 
 // queryer is what reads need: the pool or a transaction.
 type queryer interface {

@@ -241,7 +241,7 @@ func (t *tx) SweepLicences(ctx context.Context, now time.Time, batch int) (int, 
 	}
 	ls, err := t.queryLicences(ctx, `SELECT `+licenceColumns+` FROM licences
 		WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at > $1 AND expires_at <= $2
-		ORDER BY expires_at, id LIMIT $3 FOR UPDATE`, w, now, batch)
+		ORDER BY expires_at, id LIMIT $3 FOR NO KEY UPDATE`, w, now, batch)
 	if err != nil {
 		return 0, fmt.Errorf("sweep licences: %w", err)
 	}
@@ -255,7 +255,7 @@ func (t *tx) SweepLicences(ctx context.Context, now time.Time, batch int) (int, 
 		if !to.After(w) {
 			to = last
 			ls, err = t.queryLicences(ctx, `SELECT `+licenceColumns+` FROM licences
-				WHERE status = 'active' AND expires_at = $1 ORDER BY id FOR UPDATE`, last)
+				WHERE status = 'active' AND expires_at = $1 ORDER BY id FOR NO KEY UPDATE`, last)
 			if err != nil {
 				return 0, fmt.Errorf("sweep licences: %w", err)
 			}

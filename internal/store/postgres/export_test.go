@@ -1,0 +1,17 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/licentia/licentia/internal/store"
+)
+
+// Exec runs sql in a transaction of this engine, for tests that need a
+// statement no store.Tx method makes.
+func Exec(ctx context.Context, t store.Tx, sql string) error {
+	_, err := t.(*tx).tx.Exec(ctx, sql)
+	return err
+}
+
+// TxAttempts is how many times InTx runs a transaction at most.
+const TxAttempts = txAttempts
