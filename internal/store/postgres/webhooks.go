@@ -136,6 +136,12 @@ func (t *tx) DeleteWebhookEndpoint(ctx context.Context, orgID, id string) error 
 	if !isID(orgID) || !isID(id) {
 		return fmt.Errorf("delete webhook endpoint: %w", endpointNotFound())
 	}
+	// Deliveries first, then the endpoint: the worker records an attempt
+	// (delivery row) before it turns an endpoint off (endpoint row), and a
+	// cascade from the endpoint would lock the two the other way round.
+	if _, err := t.tx.Exec(ctx, `DELETE FROM webhook_deliveries WHERE org_id = $1 AND endpoint_id = $2`, orgID, id); err != nil {
+		return fmt.Errorf("delete webhook endpoint: %w", err)
+	}
 	tag, err := t.tx.Exec(ctx, `DELETE FROM webhook_endpoints WHERE org_id = $1 AND id = $2`, orgID, id)
 	if err != nil {
 		return fmt.Errorf("delete webhook endpoint: %w", err)
