@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/licentia/licentia/internal/licentia"
 )
 
@@ -48,8 +50,7 @@ func manyKeys() []byte {
 }
 
 // worstBodies are the bodies the decoder must handle in bounded time and
-// memory. Each is refused or read; none may cost more than a few times its
-// own size.
+// memory, whether it reads or refuses them.
 func worstBodies() []worstBody {
 	return []worstBody{
 		{"deep arrays", nest("[", "]")},
@@ -76,6 +77,56 @@ func decodeAlloc(raw []byte) uint64 {
 	parseBody(raw, &is, "a")
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
+}
+
+// worstAlloc bounds what one parseBody of at most MaxBody bytes may
+// allocate. The costliest bodies report an issue every few bytes (some
+// 13,000 of them) and need about 4 MB; before nesting was bounded, 64 KB of
+// brackets took 2.3 GB.
+const worstAlloc = 8 << 20
+
+// allocBound is what parseBody may allocate for a body of n bytes: a fixed
+// part plus a constant factor of its size, never more than worstAlloc.
+func allocBound(n int) uint64 {
+	return min(1<<20+128*uint64(n), worstAlloc)
+}
+
+// minDecodeAlloc is the least of three decodeAllocs, so that an allocation
+// made meanwhile by another goroutine of the test binary does not count.
+func minDecodeAlloc(raw []byte) uint64 {
+	least := decodeAlloc(raw)
+	for range 2 {
+		least = min(least, decodeAlloc(raw))
+	}
+	return least
+}
+
+// TestParseBodyWorst: each worst body of 64 KB is decoded within a few MB,
+// and the deep ones are refused where they pass 32 levels.
+func TestParseBodyWorst(t *testing.T) {
+	deep := map[string]string{
+		"deep arrays":  strings.Repeat("/0", maxDepth),
+		"deep objects": strings.Repeat("/a", maxDepth),
+		"deep mixed":   strings.Repeat("/0/a", maxDepth/2),
+	}
+	for _, w := range worstBodies() {
+		t.Run(w.name, func(t *testing.T) {
+			if len(w.raw) > MaxBody {
+				t.Fatalf("body of %d bytes, over MaxBody", len(w.raw))
+			}
+			if got, bound := minDecodeAlloc(w.raw), allocBound(len(w.raw)); got > bound {
+				t.Errorf("parseBody(%s) allocated %d bytes, want at most %d", w.name, got, bound)
+			}
+			if path, ok := deep[w.name]; ok {
+				var is licentia.Issues
+				parseBody(w.raw, &is, "a")
+				want := licentia.Issues{{Path: path, Message: "is nested deeper than 32 levels"}}
+				if diff := cmp.Diff(want, is); diff != "" {
+					t.Errorf("parseBody(%s) issues mismatch (-want +got):\n%s", w.name, diff)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkParseBodyWorst decodes each worst body of 64 KB.
