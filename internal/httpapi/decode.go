@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -40,9 +40,26 @@ func readBody(r *http.Request, issues *licentia.Issues, allowed ...string) (*bod
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, errTooLarge
 		}
-		return nil, fmt.Errorf("read body: %w", err)
+		return nil, unfinishedBody(err)
 	}
 	return parseBody(raw, issues, allowed...), nil
+}
+
+// unfinishedBody is the error for a body the client did not send in full.
+// The body is read from the client's connection, so a read that fails is
+// the client's doing: the connection closed before the body's end (400), or
+// the server's read deadline passed first (408; the connection can still
+// carry the answer, since only reading has a deadline).
+func unfinishedBody(err error) error {
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return &licentia.Error{Code: licentia.CodeRequestTimeout, Message: "The body did not arrive before the read deadline.", Err: err}
+	}
+	return &licentia.Error{
+		Code:    licentia.CodeValidationFailed,
+		Message: "The request is not valid.",
+		Details: map[string]any{"issues": []licentia.Issue{{Path: "", Message: "the body ended before it was complete"}}},
+		Err:     err,
+	}
 }
 
 // parseBody checks raw and returns its fields; it never fails, it adds issues.
