@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
 )
 
@@ -56,10 +57,12 @@ func rawExchange(t *testing.T, srv *httptest.Server, req string, closeWrite bool
 func TestBodyNotFinished(t *testing.T) {
 	e := newLicenceEnv(t)
 	// A server whose read deadline is short, so that the test need not wait
-	// long; its header deadline is long, so only the body can miss it.
+	// long; its header deadline is long, so only the body can miss it. Its
+	// write deadline outlasts the read deadline as serve's does.
 	slow := httptest.NewUnstartedServer(e.api)
 	slow.Config.ReadHeaderTimeout = time.Minute
 	slow.Config.ReadTimeout = 50 * time.Millisecond
+	slow.Config.WriteTimeout = slow.Config.ReadTimeout + httpapi.WriteTimeout - httpapi.ReadTimeout
 	slow.Start()
 	t.Cleanup(slow.Close)
 
