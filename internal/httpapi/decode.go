@@ -22,9 +22,10 @@ const MaxBody = 65536
 var errTooLarge = licentia.Errorf(licentia.CodePayloadTooLarge, "The request body is over 65,536 bytes.")
 
 // body is a request body parsed strictly: encoding/json matches names
-// case-insensitively and keeps the last of duplicate names, so the body is
-// first checked token by token (exact names, no duplicates, no trailing
-// data), then read field by field. Every problem is added to issues, so all
+// case-insensitively, keeps the last of duplicate names and replaces invalid
+// UTF-8 with U+FFFD, so the body is first checked (exact names, no
+// duplicates, no trailing data, valid UTF-8, at most maxDepth levels), then
+// read field by field. Every problem is added to issues, so all
 // are reported at once.
 type body struct {
 	fields map[string]json.RawMessage
@@ -32,8 +33,8 @@ type body struct {
 }
 
 // readBody reads and checks the body of r against the allowed field names.
-// An empty body reads as {}. Only a body over MaxBody is an error; every
-// other problem is an issue.
+// An empty body reads as {}. A body over MaxBody, or one the client does not
+// finish sending, is an error; every other problem is an issue.
 func readBody(r *http.Request, issues *licentia.Issues, allowed ...string) (*body, error) {
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -48,8 +49,8 @@ func readBody(r *http.Request, issues *licentia.Issues, allowed ...string) (*bod
 // unfinishedBody is the error for a body the client did not send in full.
 // The body is read from the client's connection, so a read that fails is
 // the client's doing: the connection closed before the body's end (400), or
-// the server's read deadline passed first (408; the connection can still
-// carry the answer, since only reading has a deadline).
+// the read deadline passed first (408; the write deadline outlasts it, see
+// WriteTimeout, so the answer can still be sent).
 func unfinishedBody(err error) error {
 	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		return &licentia.Error{Code: licentia.CodeRequestTimeout, Message: "The body did not arrive before the read deadline.", Err: err}
