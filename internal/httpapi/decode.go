@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/licentia/licentia/internal/licentia"
 )
@@ -21,9 +22,10 @@ const MaxBody = 65536
 var errTooLarge = licentia.Errorf(licentia.CodePayloadTooLarge, "The request body is over 65,536 bytes.")
 
 // body is a request body parsed strictly: encoding/json matches names
-// case-insensitively and keeps the last of duplicate names, so the body is
-// first checked token by token (exact names, no duplicates, no trailing
-// data), then read field by field. Every problem is added to issues, so all
+// case-insensitively, keeps the last of duplicate names and replaces invalid
+// UTF-8 with U+FFFD, so the body is first checked (exact names, no
+// duplicates, no trailing data, valid UTF-8, at most maxDepth levels), then
+// read field by field. Every problem is added to issues, so all
 // are reported at once.
 type body struct {
 	fields map[string]json.RawMessage
@@ -31,17 +33,34 @@ type body struct {
 }
 
 // readBody reads and checks the body of r against the allowed field names.
-// An empty body reads as {}. Only a body over MaxBody is an error; every
-// other problem is an issue.
+// An empty body reads as {}. A body over MaxBody, or one the client does not
+// finish sending, is an error; every other problem is an issue.
 func readBody(r *http.Request, issues *licentia.Issues, allowed ...string) (*body, error) {
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, errTooLarge
 		}
-		return nil, fmt.Errorf("read body: %w", err)
+		return nil, unfinishedBody(err)
 	}
 	return parseBody(raw, issues, allowed...), nil
+}
+
+// unfinishedBody is the error for a body the client did not send in full.
+// The body is read from the client's connection, so a read that fails is
+// the client's doing: the connection closed before the body's end (400), or
+// the read deadline passed first (408; the write deadline outlasts it, see
+// WriteTimeout, so the answer can still be sent).
+func unfinishedBody(err error) error {
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return &licentia.Error{Code: licentia.CodeRequestTimeout, Message: "The body did not arrive before the read deadline.", Err: err}
+	}
+	return &licentia.Error{
+		Code:    licentia.CodeValidationFailed,
+		Message: "The request is not valid.",
+		Details: map[string]any{"issues": []licentia.Issue{{Path: "", Message: "the body ended before it was complete"}}},
+		Err:     err,
+	}
 }
 
 // parseBody checks raw and returns its fields; it never fails, it adds issues.
@@ -50,12 +69,11 @@ func parseBody(raw []byte, issues *licentia.Issues, allowed ...string) *body {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return b
 	}
-	dups, msg := checkTokens(raw)
-	if msg != "" {
-		issues.Add("", "%s", msg)
+	found, fatal := checkTokens(raw)
+	*issues = append(*issues, found...)
+	if fatal {
 		return b
 	}
-	*issues = append(*issues, dups...)
 	// Unmarshal sets the map to nil for a JSON null, so nil is refused too.
 	if err := json.Unmarshal(raw, &b.fields); err != nil || b.fields == nil {
 		b.fields = map[string]json.RawMessage{}
@@ -76,14 +94,14 @@ func parseBody(raw []byte, issues *licentia.Issues, allowed ...string) *body {
 	return b
 }
 
-// checkTokens walks raw and returns an issue for every duplicate name, in
-// any object, at its JSON pointer; and why raw is not one JSON value (a
-// syntax error or data after the value), or "" when it is. Most bodies are
-// plain (see plainJSON) and need no walk token by token, which costs an
-// allocation a token.
-func checkTokens(raw []byte) (dups licentia.Issues, msg string) {
+// checkTokens returns an issue for every duplicate name, in any object, and
+// every string that is not valid UTF-8, at its JSON pointer; and, with fatal,
+// why raw is not one JSON value of at most maxDepth levels (a syntax error,
+// data after the value, too deep). Most bodies are plain (see plainJSON) and
+// need no walk byte by byte.
+func checkTokens(raw []byte) (issues licentia.Issues, fatal bool) {
 	if plainJSON(raw) {
-		return nil, ""
+		return nil, false
 	}
 	return walkTokens(raw)
 }
@@ -95,12 +113,13 @@ const plainMaxNames = 32
 // plainMaxDigits is the longest number plainJSON passes.
 const plainMaxDigits = 15
 
-// plainJSON reports whether raw is one valid JSON value whose objects have
-// no duplicate names, telling it without allocating. It answers false, and
-// leaves the verdict to walkTokens, whenever it cannot be sure: an object
-// with over plainMaxNames names, or a name with an escape or a byte past
-// ASCII (which the walk compares decoded: "\u0061" is "a", and invalid
-// UTF-8 decodes to U+FFFD).
+// plainJSON reports whether raw is one valid JSON value, at most maxDepth
+// deep, whose objects have no duplicate names and whose strings are valid
+// UTF-8, telling it without allocating. It answers false, and leaves the
+// verdict to walkTokens, whenever it cannot be sure: an object with over
+// plainMaxNames names, a name with an escape or a byte past ASCII (which the
+// walk compares decoded: "\u0061" is "a"), an escaped surrogate, invalid
+// UTF-8 anywhere (which encoding/json would replace with U+FFFD).
 func plainJSON(raw []byte) bool {
 	if !json.Valid(raw) {
 		return false
@@ -114,8 +133,14 @@ func plainJSON(raw []byte) bool {
 	for i := 0; i < len(raw); i++ {
 		switch raw[i] {
 		case '{':
+			if len(open) == maxDepth {
+				return false
+			}
 			open, wantName = append(open, len(names)), true
 		case '[':
+			if len(open) == maxDepth {
+				return false
+			}
 			open, wantName = append(open, -1), false
 		case '}', ']':
 			if start := open[len(open)-1]; start >= 0 {
@@ -127,14 +152,21 @@ func plainJSON(raw []byte) bool {
 		case '"':
 			// raw is valid JSON: every string ends, and a backslash
 			// always escapes the byte after it.
-			j, plain := i+1, true
+			j, plain, ascii := i+1, true, true
 			for ; raw[j] != '"'; j++ {
 				if raw[j] == '\\' {
 					plain = false
+					// \uD800 to \uDFFF: the walk tells a pair from a lone half.
+					if raw[j+1] == 'u' && (raw[j+2]|0x20) == 'd' && raw[j+3] >= '8' {
+						return false
+					}
 					j++
-				} else if raw[j] >= 0x80 {
-					plain = false
+				} else if raw[j] >= utf8.RuneSelf {
+					plain, ascii = false, false
 				}
+			}
+			if !ascii && !utf8.Valid(raw[i+1:j]) {
+				return false
 			}
 			if wantName {
 				start := open[len(open)-1]
@@ -151,9 +183,8 @@ func plainJSON(raw []byte) bool {
 			}
 			i = j
 		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			// The walk decodes numbers to float64 and refuses those out of
-			// its range (1e700): only short ones without exponent are
-			// sure to pass.
+			// The walk refuses numbers out of float64's range (1e700):
+			// only short ones without exponent are sure to pass.
 			j := i
 			for j < len(raw) && strings.IndexByte("0123456789+-.eE", raw[j]) >= 0 {
 				j++
@@ -165,67 +196,6 @@ func plainJSON(raw []byte) bool {
 		}
 	}
 	return true
-}
-
-// walkTokens is checkTokens token by token.
-func walkTokens(raw []byte) (dups licentia.Issues, msg string) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	type frame struct {
-		names    map[string]bool // nil for an array
-		path     string          // JSON pointer of this object or array
-		wantName bool
-		last     string // pointer of the value being read
-		index    int
-	}
-	var stack []*frame
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, "the body is not valid JSON"
-		}
-		var top *frame
-		if n := len(stack); n > 0 {
-			top = stack[n-1]
-		}
-		if top != nil && top.names != nil && top.wantName {
-			if tok == json.Delim('}') {
-				stack = stack[:len(stack)-1]
-			} else {
-				name := tok.(string)
-				if top.names[name] {
-					dups.Add(top.path+pointer(name), "duplicate field")
-				}
-				top.names[name] = true
-				top.wantName = false
-				top.last = top.path + pointer(name)
-			}
-		} else {
-			here := ""
-			if top != nil {
-				if top.names != nil {
-					here, top.wantName = top.last, true
-				} else {
-					here = fmt.Sprintf("%s/%d", top.path, top.index)
-					top.index++
-				}
-			}
-			switch tok {
-			case json.Delim('{'):
-				stack = append(stack, &frame{names: map[string]bool{}, wantName: true, path: here})
-			case json.Delim('['):
-				stack = append(stack, &frame{path: here})
-			case json.Delim(']'):
-				stack = stack[:len(stack)-1]
-			}
-		}
-		if len(stack) == 0 {
-			break
-		}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, "the body holds data after the JSON value"
-	}
-	return dups, ""
 }
 
 // pointerEscaper escapes a name in a JSON pointer (RFC 6901).

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -78,6 +79,41 @@ func TestParseBody(t *testing.T) {
 		{name: "number", raw: `1`, wantIssues: licentia.Issues{issue("", "the body must be a JSON object")}},
 		{name: "true", raw: `true`, wantIssues: licentia.Issues{issue("", "the body must be a JSON object")}},
 		{name: "null", raw: `null`, wantIssues: licentia.Issues{issue("", "the body must be a JSON object")}},
+		{name: "32 levels", raw: `{"a":` + strings.Repeat("[", 31) + strings.Repeat("]", 31) + "}", allowed: []string{"a"}, wantFields: []string{"a"}},
+		{
+			name: "33 levels", raw: `{"a":` + strings.Repeat("[", 32) + strings.Repeat("]", 32) + "}", allowed: []string{"a"},
+			wantIssues: licentia.Issues{issue("/a"+strings.Repeat("/0", 31), "is nested deeper than 32 levels")},
+		},
+		{
+			name: "33 levels of objects", raw: strings.Repeat(`{"a/b":`, 33) + "1" + strings.Repeat("}", 33), allowed: []string{"a/b"},
+			wantIssues: licentia.Issues{issue(strings.Repeat("/a~1b", 32), "is nested deeper than 32 levels")},
+		},
+		{
+			name: "deep past the second element", raw: `{"a":[1,` + strings.Repeat("[", 32) + strings.Repeat("]", 32) + "]}", allowed: []string{"a"},
+			wantIssues: licentia.Issues{issue("/a/1"+strings.Repeat("/0", 30), "is nested deeper than 32 levels")},
+		},
+		{
+			name: "32,768 brackets", raw: strings.Repeat("[", 32768) + strings.Repeat("]", 32768),
+			wantIssues: licentia.Issues{issue(strings.Repeat("/0", 32), "is nested deeper than 32 levels")},
+		},
+		{name: "valid UTF-8 and pairs", raw: `{"a":"é\ud83d\ude00\ufffd` + "\xef\xbf\xbd" + `"}`, allowed: []string{"a"}, wantFields: []string{"a"}},
+		{name: "bytes ff fe", raw: "{\"a\":\"x\xff\xfey\"}", allowed: []string{"a"}, wantIssues: licentia.Issues{issue("/a", "must be valid UTF-8")}, wantFields: []string{"a"}},
+		{name: "overlong slash", raw: "{\"a\":\"\xc0\xaf\"}", allowed: []string{"a"}, wantIssues: licentia.Issues{issue("/a", "must be valid UTF-8")}, wantFields: []string{"a"}},
+		{name: "encoded surrogate", raw: "{\"a\":\"\xed\xa0\x80\"}", allowed: []string{"a"}, wantIssues: licentia.Issues{issue("/a", "must be valid UTF-8")}, wantFields: []string{"a"}},
+		{name: "truncated sequence", raw: "{\"a\":\"\xe2\x82\"}", allowed: []string{"a"}, wantIssues: licentia.Issues{issue("/a", "must be valid UTF-8")}, wantFields: []string{"a"}},
+		{name: "lone high surrogate", raw: `{"a":"\ud800"}`, allowed: []string{"a"}, wantIssues: licentia.Issues{issue("/a", "must be valid UTF-8")}, wantFields: []string{"a"}},
+		{name: "unpaired low surrogate", raw: `{"a":"x\udc00"}`, allowed: []string{"a"}, wantIssues: licentia.Issues{issue("/a", "must be valid UTF-8")}, wantFields: []string{"a"}},
+		{name: "high then high", raw: `{"a":"\uD800\uD800\uDC00"}`, allowed: []string{"a"}, wantIssues: licentia.Issues{issue("/a", "must be valid UTF-8")}, wantFields: []string{"a"}},
+		{name: "escaped backslash is no escape", raw: `{"a":"\\ud800"}`, allowed: []string{"a"}, wantFields: []string{"a"}},
+		{
+			name: "nested and in arrays", raw: "{\"a\":{\"b\":[\"ok\",\"\xff\"]},\"c\":\"\\udc00\"}", allowed: []string{"a", "c"},
+			wantIssues: licentia.Issues{issue("/a/b/1", "must be valid UTF-8"), issue("/c", "must be valid UTF-8")}, wantFields: []string{"a", "c"},
+		},
+		{
+			name: "name not UTF-8", raw: "{\"a\":{\"\xff\":1},\"\\ud800\":2}", allowed: []string{"a"},
+			wantIssues: licentia.Issues{issue("/a", "holds a name that is not valid UTF-8"), issue("", "holds a name that is not valid UTF-8"), issue("/\ufffd", "unknown field")},
+			wantFields: []string{"a"},
+		},
 		{
 			name: "every problem at once", raw: `{"Email":"x","email":"a@b.example","email":"c@d.example","extra":{"k":1,"k":2}}`, allowed: []string{"email"},
 			wantIssues: licentia.Issues{
@@ -192,18 +228,31 @@ func TestReadBodyLimit(t *testing.T) {
 	}
 }
 
-// FuzzParseBody: parseBody never panics, keeps only allowed fields, and
-// accepts only a blank body or one JSON object without duplicate names.
+// FuzzParseBody: parseBody never panics, allocates within allocBound of
+// its input, keeps only allowed fields, and accepts only a blank body or one
+// JSON object of at most 32 levels without duplicate names, whose strings
+// are valid UTF-8 with every surrogate escape paired.
 func FuzzParseBody(f *testing.F) {
 	for _, s := range []string{
 		"", " ", "{}", "[]", "null", "1", `"s"`, `{"email":"a@b.example","n":1}`, `{"Email":1}`,
 		`{"a":1,"a":2}`, `{"a":{"b":[{"c":1,"c":2}]}}`, `{"a":1} {}`, `{"a":1}x`, `{"a":`, `{"\u0061":1,"a":2}`,
 		`{"n":1.5e3}`, `[[[[[]]]]]`, `{"a":[1,2,{"b":null}],"email":"x"}`, "{\"a\":\"\xff\"}", `{"":1,"":2}`,
+		"{\"a\":\"\xed\xa0\x80\xc0\xaf\"}", `{"a":"\ud800"}`, `{"a":"\udc00\ud83d\ude00"}`, "{\"\xfe\":1}",
+		`{"a":` + strings.Repeat("[", 32) + strings.Repeat("]", 32) + "}",
 	} {
 		f.Add([]byte(s))
 	}
+	for _, w := range worstBodies() {
+		f.Add(w.raw)
+	}
 	allowed := []string{"email", "n", "a"}
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		if got, bound := decodeAlloc(raw), allocBound(len(raw)); got > bound {
+			// Retry once: another goroutine may have allocated meanwhile.
+			if got = min(got, minDecodeAlloc(raw)); got > bound {
+				t.Errorf("parseBody(%.80q) of %d bytes allocated %d bytes, want at most %d", raw, len(raw), got, bound)
+			}
+		}
 		var is licentia.Issues
 		b := parseBody(raw, &is, allowed...)
 		for name := range b.fields {
@@ -221,7 +270,42 @@ func FuzzParseBody(f *testing.F) {
 		if hasDuplicateName(raw) {
 			t.Errorf("parseBody(%q) accepted a duplicate name", raw)
 		}
+		if d := depth(raw); d > maxDepth {
+			t.Errorf("parseBody(%q) accepted a body %d levels deep", raw, d)
+		}
+		if !utf8.Valid(raw) {
+			t.Errorf("parseBody(%q) accepted invalid UTF-8", raw)
+		}
+		// encoding/json decodes a lone surrogate escape to U+FFFD; unless
+		// the body sends U+FFFD itself, none may appear once decoded.
+		if !bytes.Contains(raw, []byte("\uFFFD")) && !bytes.Contains(bytes.ToLower(raw), []byte(`\ufffd`)) {
+			var v any
+			json.Unmarshal(raw, &v)
+			if s := fmt.Sprint(v); strings.ContainsRune(s, utf8.RuneError) {
+				t.Errorf("parseBody(%q) accepted a lone surrogate escape", raw)
+			}
+		}
 	})
+}
+
+// depth is how deep raw nests its objects and arrays, read with
+// encoding/json's decoder, apart from the walk.
+func depth(raw []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	deepest, n := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return deepest
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			n++
+			deepest = max(deepest, n)
+		case json.Delim('}'), json.Delim(']'):
+			n--
+		}
+	}
 }
 
 // hasDuplicateName reports whether an object anywhere in raw repeats a name.
@@ -319,7 +403,8 @@ func FuzzPlainJSON(f *testing.F) {
 	for _, s := range []string{
 		`{}`, `{"a":1,"b":[1,{"a":2,"a":3}]}`, `{"a":"\"}","a":1}`, `[{"x":1},{"x":1}]`, `{"a\\":1,"a\\":2}`,
 		"{\"\xff\":1,\"\xfe\":2}", `{"a":1}x`, `{"":1,"":2}`, `{"a":{"b":1},"a":{"b":1}}`, `1e700`,
-		`{"n":` + strings.Repeat("9", 400) + `}`,
+		`{"n":` + strings.Repeat("9", 400) + `}`, `{"a":"\ud800"}`, `{"a":"\uDbFf\uDC00"}`, "[\"\xed\xa0\x80\"]",
+		strings.Repeat("[", 33) + strings.Repeat("]", 33),
 	} {
 		f.Add([]byte(s))
 	}
@@ -327,8 +412,8 @@ func FuzzPlainJSON(f *testing.F) {
 		if !plainJSON(raw) {
 			return
 		}
-		if dups, msg := walkTokens(raw); len(dups) != 0 || msg != "" {
-			t.Errorf("plainJSON(%q) = true, but the walk finds %v %q", raw, dups, msg)
+		if issues, fatal := walkTokens(raw); len(issues) != 0 || fatal {
+			t.Errorf("plainJSON(%q) = true, but the walk finds %v", raw, issues)
 		}
 	})
 }

@@ -31,6 +31,7 @@ var statuses = map[licentia.Code]int{
 	licentia.CodeInvitationNotFound:        http.StatusNotFound,
 	licentia.CodePurchaseNotFound:          http.StatusNotFound,
 	licentia.CodeMethodNotAllowed:          http.StatusMethodNotAllowed,
+	licentia.CodeRequestTimeout:            http.StatusRequestTimeout,
 	licentia.CodeConflict:                  http.StatusConflict,
 	licentia.CodeLicenceAnonymised:         http.StatusConflict,
 	licentia.CodeProductReserved:           http.StatusConflict,
@@ -81,9 +82,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		obj.Code, obj.Message, obj.Details = e.Code, e.Message, e.Details
 	}
 	status := Status(obj.Code)
-	if status >= 500 {
+	switch {
+	case status >= 500:
 		s.log.LogAttrs(r.Context(), slog.LevelError, "request failed",
 			slog.String("request_id", obj.RequestID), slog.String("code", string(obj.Code)), slog.String("error", err.Error()))
+	case ok && e.Err != nil:
+		// A refusal with a cause, such as a body the client did not finish
+		// sending: the client's doing, not a failure.
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request refused",
+			slog.String("request_id", obj.RequestID), slog.String("code", string(obj.Code)), slog.String("error", e.Err.Error()))
 	}
 	writeJSON(w, status, errorBody{Error: obj})
 }

@@ -54,7 +54,9 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 }
 
-// contractStatuses is the contract's table of codes and statuses.
+// contractStatuses is the contract's table of codes and statuses, with
+// request_timeout (408), which docs/errors.md adds for a body that misses
+// the read deadline.
 var contractStatuses = map[licentia.Code]int{
 	licentia.CodeValidationFailed:          400,
 	licentia.CodeUnauthorized:              401,
@@ -82,6 +84,7 @@ var contractStatuses = map[licentia.Code]int{
 	licentia.CodeInvitationNotPending:      409,
 	licentia.CodeSeatLimitReached:          409,
 	licentia.CodePayloadTooLarge:           413,
+	licentia.CodeRequestTimeout:            408,
 	licentia.CodeLicenceKeyInvalid:         422,
 	licentia.CodeLicenceWrongProduct:       422,
 	licentia.CodeProviderTokenInvalid:      422,
@@ -301,11 +304,12 @@ var dailyCapRoutes = map[string]bool{"POST /v1/admin/products": true}
 
 // publicStatuses are the statuses each activation route answers, from the
 // contract's activation table: status signs (503) but refuses nothing (no
-// 403 or 409), and deactivate signs nothing.
+// 403 or 409), and deactivate signs nothing. Each reads a body, so each may
+// answer 408 when the body misses the read deadline (docs/errors.md).
 var publicStatuses = map[string][]string{
-	"POST /v1/activations":            {"200", "201", "400", "403", "404", "409", "413", "422", "429", "500", "503"},
-	"POST /v1/activations/status":     {"200", "400", "404", "413", "422", "429", "500", "503"},
-	"POST /v1/activations/deactivate": {"200", "400", "404", "413", "422", "429", "500"},
+	"POST /v1/activations":            {"200", "201", "400", "403", "404", "408", "409", "413", "422", "429", "500", "503"},
+	"POST /v1/activations/status":     {"200", "400", "404", "408", "413", "422", "429", "500", "503"},
+	"POST /v1/activations/deactivate": {"200", "400", "404", "408", "413", "422", "429", "500"},
 }
 
 // checkPublicOperation holds an activation route to its statuses and to the

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"time"
 
 	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
@@ -14,6 +15,16 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/store"
+)
+
+// The deadlines of the HTTP server that serves a Server. A request, body
+// included, must arrive within ReadTimeout of its start; the answer must be
+// written within WriteTimeout of the end of its headers. WriteTimeout
+// outlasts ReadTimeout so that a body still arriving when the read deadline
+// passes is answered 408 request_timeout rather than cut off.
+const (
+	ReadTimeout  = 30 * time.Second
+	WriteTimeout = ReadTimeout + 5*time.Second
 )
 
 // Options are the dependencies of a Server.

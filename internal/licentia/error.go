@@ -38,6 +38,7 @@ const (
 	CodeLicenceRevoked            Code = "licence_revoked"
 	CodeLicenceExpired            Code = "licence_expired"
 	CodePayloadTooLarge           Code = "payload_too_large"
+	CodeRequestTimeout            Code = "request_timeout"
 	CodeLicenceKeyInvalid         Code = "licence_key_invalid"
 	CodeLicenceWrongProduct       Code = "licence_wrong_product"
 	CodeProviderTokenInvalid      Code = "provider_token_invalid"
@@ -60,7 +61,7 @@ var Codes = []Code{
 	CodeMappingNotFound, CodeWebhookEndpointNotFound, CodeWebhookDeliveryNotFound,
 	CodeMemberNotFound, CodeInvitationNotFound, CodePurchaseNotFound, CodeConflict,
 	CodeLicenceAnonymised, CodeProductReserved, CodeInvitationNotPending, CodeSeatLimitReached,
-	CodeLicenceRevoked, CodeLicenceExpired, CodePayloadTooLarge, CodeLicenceKeyInvalid,
+	CodeLicenceRevoked, CodeLicenceExpired, CodePayloadTooLarge, CodeRequestTimeout, CodeLicenceKeyInvalid,
 	CodeLicenceWrongProduct, CodeProviderTokenInvalid, CodeRateLimited, CodeInternal,
 	CodeProviderUnavailable, CodeProductUnavailable, CodeSigningKeysNotConfigured,
 	CodeIntegrationsNotConfigured, CodeWebhooksNotConfigured, CodeServiceUnavailable,
