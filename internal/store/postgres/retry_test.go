@@ -75,9 +75,17 @@ func TestInTxRetriesDeadlockVictim(t *testing.T) {
 	var holding sync.WaitGroup // both hold their first lock
 	holding.Add(2)
 	var runs [2]atomic.Int32
+	// The victim's run again waits for the other to commit: on a busy
+	// machine it could otherwise take its first lock again before the
+	// other, woken by the rollback, takes it, and deadlock once more.
+	done := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
 	lockBoth := func(i int) error {
+		defer close(done[i])
 		return db.InTx(ctx, func(tx store.Tx) error {
 			first := runs[i].Add(1) == 1
+			if !first {
+				<-done[1-i]
+			}
 			if err := tx.LockOrganization(ctx, orgs[i]); err != nil {
 				return err
 			}
