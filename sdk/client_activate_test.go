@@ -1,8 +1,10 @@
 package sdk_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -111,36 +113,126 @@ func TestKeyFailingOfflineVerification(t *testing.T) {
 	})
 }
 
-// A 422 from the server locks the key it names and is never sent again.
-func TestServerRefusesKey(t *testing.T) {
+// A 422 is an unsigned answer: a captive portal, a broken proxy or anyone
+// on the path can send it. For a key that verifies offline it locks
+// nothing: the last signed verdict stands, Status reports the answer, and
+// the next day's check asks again.
+func TestUnsignedKeyRefusalDoesNotLock(t *testing.T) {
 	for _, code := range []string{sdk.CodeLicenceKeyInvalid, sdk.CodeLicenceWrongProduct} {
 		t.Run(code, func(t *testing.T) {
 			fx := activated(t)
+			last := fx.client.State().Verdict
 			fx.server.setIntercept(errorAnswer(422, code, nil))
 			fx.clock.Advance(sdk.CheckInterval)
+			refusedAt := fx.clock.Now()
 			st, err := fx.client.Check(t.Context())
 			if e, ok := errors.AsType[*sdk.Error](err); !ok || e.Code != code {
 				t.Fatalf("Check() = %v, want %s", err, code)
 			}
-			wantLocked(t, st, sdk.ReasonKeyInvalid)
-			fx.clock.Advance(10 * sdk.CheckInterval)
+			wantKept(t, st, last)
+			if e, ok := errors.AsType[*sdk.Error](st.LastError); !ok || e.Status != 422 || e.Code != code {
+				t.Errorf("State() LastError = %v, want the 422 %s", st.LastError, code)
+			}
+			if want := refusedAt.Add(sdk.CheckInterval); !st.NextCheckAt.Equal(want) {
+				t.Errorf("State() NextCheckAt = %v, want the next daily check at %v", st.NextCheckAt, want)
+			}
+			after := newClient(t, fx.server, fx.path)
+			wantKept(t, after.State(), last)
+
+			// Nothing is sent before the next daily check, whatever the
+			// server would say.
+			fx.server.setIntercept(nil)
+			fx.clock.Advance(sdk.CheckInterval - time.Second)
 			if _, err := fx.client.Check(t.Context()); err != nil {
-				t.Errorf("Check() after 422 = %v, want no attempt", err)
+				t.Errorf("Check() before the next daily check = %v, want no attempt", err)
 			}
 			if n := fx.server.count("/v1/activations/status"); n != 1 {
-				t.Errorf("status requests = %d, want 1: a 422 is never retried unchanged", n)
+				t.Errorf("status requests = %d, want 1 until the next daily check", n)
 			}
-			wantLocked(t, newClient(t, fx.server, fx.path).State(), sdk.ReasonKeyInvalid)
 
-			// The customer entering the key again asks the server; a
-			// signed verdict for it lifts the lock.
-			fx.server.setIntercept(nil)
-			if _, err := fx.client.Activate(t.Context(), fx.server.key(t), fxMachineInfo); err != nil {
-				t.Fatalf("Activate() = %v", err)
+			// The next daily check, answered well, clears the report.
+			fx.clock.Advance(time.Second)
+			st, err = fx.client.Check(t.Context())
+			if err != nil {
+				t.Fatalf("Check() on the next daily check = %v", err)
 			}
-			mustValid(t, fx.client.State())
+			mustValid(t, st)
+			if st.Stale || st.LastError != nil || !st.CheckedAt.Equal(fx.clock.Now()) {
+				t.Errorf("State() = stale %v, last error %v, checked %v; want fresh, checked now", st.Stale, st.LastError, st.CheckedAt)
+			}
+			if n := fx.server.count("/v1/activations/status"); n != 2 {
+				t.Errorf("status requests = %d, want 2", n)
+			}
 		})
 	}
+}
+
+// A 422 when the customer enters a key fails the activation with the
+// server's error, but nothing locks: the licence held stays, and a key
+// entered with no licence to keep waits for the next day's check.
+func TestActivateUnsignedKeyRefusal(t *testing.T) {
+	refuse := errorAnswer(422, sdk.CodeLicenceKeyInvalid, nil)
+	t.Run("the key held", func(t *testing.T) {
+		fx := activated(t)
+		last := fx.client.State().Verdict
+		fx.server.setIntercept(refuse)
+		_, err := fx.client.Activate(t.Context(), fx.server.key(t), fxMachineInfo)
+		if e, ok := errors.AsType[*sdk.Error](err); !ok || e.Code != sdk.CodeLicenceKeyInvalid {
+			t.Fatalf("Activate() = %v, want licence_key_invalid", err)
+		}
+		wantKept(t, fx.client.State(), last)
+		wantKept(t, newClient(t, fx.server, fx.path).State(), last)
+	})
+	t.Run("a fresh install", func(t *testing.T) {
+		fx := newFixture(t)
+		fx.server.setIntercept(refuse)
+		_, err := fx.client.Activate(t.Context(), fx.server.key(t), fxMachineInfo)
+		if e, ok := errors.AsType[*sdk.Error](err); !ok || e.Code != sdk.CodeLicenceKeyInvalid {
+			t.Fatalf("Activate() = %v, want licence_key_invalid", err)
+		}
+		st := fx.client.State()
+		wantLocked(t, st, sdk.ReasonNotActivated)
+		if st.LastError == nil {
+			t.Error("State() LastError = nil, want the 422")
+		}
+		fx.server.setIntercept(nil)
+		fx.clock.Advance(sdk.CheckInterval - time.Second)
+		if _, err := fx.client.Check(t.Context()); err != nil {
+			t.Errorf("Check() before the next daily check = %v, want no attempt", err)
+		}
+		fx.clock.Advance(time.Second)
+		if _, err := newClient(t, fx.server, fx.path).Check(t.Context()); err != nil {
+			t.Fatalf("Check() on the next daily check = %v", err)
+		}
+		if n := fx.server.count("/v1/activations"); n != 2 {
+			t.Errorf("activation requests = %d, want 2", n)
+		}
+		mustValid(t, newClient(t, fx.server, fx.path).State())
+	})
+	t.Run("a record an earlier version locked", func(t *testing.T) {
+		fx := activated(t)
+		last := fx.client.State().Verdict
+		b, err := os.ReadFile(fx.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(b, &rec); err != nil {
+			t.Fatal(err)
+		}
+		rec["key_refused"] = true
+		if b, err = json.Marshal(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(fx.path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		st := newClient(t, fx.server, fx.path).State()
+		mustValid(t, st)
+		if st.Verdict == nil || st.Verdict.IssuedAt != last.IssuedAt {
+			t.Errorf("State() Verdict = %+v, want the last one (%+v)", st.Verdict, last)
+		}
+	})
 }
 
 // Client guidance: 400, 403 and 422 are not sent again unchanged.

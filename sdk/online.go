@@ -48,11 +48,13 @@ type attempt struct {
 // without a request. The stored licence is replaced when the server accepts
 // the key, or when there is no valid licence to keep; a key the server
 // refuses, or that cannot be checked now, never displaces a working one.
+// An error answer is not signed, so a 422 for a key that verifies offline
+// fails the activation and is reported, but locks nothing.
 //
 // Activate is the customer's own action, so it is not held back by the
 // backoff of Check, only by a 429's wait. A request the server refused for
 // good (400, 403 confirmed by a signed verdict, 422) is not sent again
-// unchanged.
+// unchanged by this Client.
 func (c *Client) Activate(ctx context.Context, licenceKey string, m Machine) (*Activation, error) {
 	c.op.Lock()
 	defer c.op.Unlock()
@@ -126,9 +128,9 @@ func (c *Client) Check(ctx context.Context) (Status, error) {
 	case key == "":
 		c.mu.Unlock()
 		return st, ErrNoLicence
-	case !c.keyOK || c.rec.KeyRefused:
-		// A key refused offline or with 422 would be refused again: no
-		// request until the customer enters a key.
+	case !c.keyOK:
+		// A key refused offline would be refused again: no request until
+		// the customer enters a key.
 		c.mu.Unlock()
 		return st, nil
 	case now.Before(st.NextCheckAt):
@@ -254,7 +256,6 @@ func (c *Client) note(now time.Time, a attempt) {
 	if a.verdict != nil {
 		c.rec.Verdict, c.verdict = a.raw, a.verdict
 		c.rec.CheckedAt, c.rec.Failures, c.rec.NextAttemptAt, c.rec.LastError, c.lastErr = now, 0, time.Time{}, "", nil
-		c.rec.KeyRefused = false // a signed verdict for the key: the server accepts it
 		if !locks(a.verdict) {
 			c.refused = nil // a licence reinstated may be activated again
 			c.rec.Activated = c.rec.Activated || a.verdict.ActivationID != nil
@@ -271,11 +272,10 @@ func (c *Client) note(now time.Time, a attempt) {
 	switch classify(a.err) {
 	case kindRateLimited:
 		// The wait is the server's: no backoff on top of it.
-	case kindKeyRefused:
-		c.rec.KeyRefused = true
 	case kindRefused:
 		// The same request would be refused again: wait for the next
-		// day's check rather than retry it.
+		// day's check rather than retry it. An unsigned 422 lands here
+		// too: reported, asked again tomorrow, never a lock.
 		c.rec.NextAttemptAt = now.Add(CheckInterval)
 	default:
 		c.rec.Failures++

@@ -10,7 +10,8 @@ const (
 	// ReasonNoLicence: no licence key was entered.
 	ReasonNoLicence Reason = "no_licence"
 	// ReasonKeyInvalid: the key fails offline verification with this
-	// build's public keys, or the server answered 422 for it.
+	// build's public keys. A 422 from the server is unsigned and never
+	// sets it: it shows in Status.LastError.
 	ReasonKeyInvalid Reason = "licence_key_invalid"
 	// ReasonRevoked: a signed verdict says the licence is revoked.
 	ReasonRevoked Reason = "revoked"
@@ -89,8 +90,9 @@ func (c *Client) State() Status {
 }
 
 // judge applies the lock-out rules of docs/sdk.md. A network error, a
-// timeout, a 5xx, a 429 or a 404 never reaches here as a lock: those keep
-// the last verdict and only make it stale. Called with c.mu held.
+// timeout, a 5xx, a 429 or any unsigned 4xx (a 403 or 422 without a signed
+// verdict behind it, a 404) never reaches here as a lock: those keep the
+// last verdict and only make it stale. Called with c.mu held.
 func (c *Client) judge(now time.Time) Status {
 	st := Status{LicenceID: c.licenceID, CheckedAt: c.rec.CheckedAt, NextCheckAt: c.nextCheck(), LastError: c.lastErr}
 	st.Stale = c.lastErr != nil
@@ -111,7 +113,7 @@ func (c *Client) reason(now time.Time) Reason {
 	switch {
 	case c.rec.LicenceKey == "":
 		return ReasonNoLicence
-	case !c.keyOK || c.rec.KeyRefused:
+	case !c.keyOK:
 		return ReasonKeyInvalid
 	case v != nil && v.State == StateRevoked:
 		return ReasonRevoked

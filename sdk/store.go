@@ -32,9 +32,6 @@ type Record struct {
 	// Activated is set once a verdict with a live seat for this key on this
 	// machine was accepted: until then the application has not taken a seat.
 	Activated bool `json:"activated,omitempty"`
-	// KeyRefused is set when the server answered 422 for the key: the same
-	// request is never sent again.
-	KeyRefused bool `json:"key_refused,omitempty"`
 	// CheckedAt is the last online check that brought a signed verdict, by
 	// the Client's clock.
 	CheckedAt time.Time `json:"checked_at,omitzero"`

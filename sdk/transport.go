@@ -177,12 +177,12 @@ const (
 	// kindRateLimited: 429 with a Retry-After-public. Keep the last result,
 	// send nothing before it passes.
 	kindRateLimited
-	// kindRefused: 400, 403, 409, 413. The same request would get the same
-	// answer: never retried unchanged, and never a lock.
+	// kindRefused: 400, 403, 409, 413, 422. The same request would get the
+	// same answer: never retried unchanged, and never a lock. A 422 for a
+	// key that verifies offline is unsigned, so it cannot tell a retired
+	// signing key from a captive portal or a man in the middle: the next
+	// day's check asks again.
 	kindRefused
-	// kindKeyRefused: 422 licence_key_invalid or licence_wrong_product. The
-	// key is not one the server accepts (a retired signing key, say): a lock.
-	kindKeyRefused
 )
 
 func classify(err error) kind {
@@ -193,10 +193,8 @@ func classify(err error) kind {
 	switch {
 	case e.Status == http.StatusTooManyRequests && e.RetryAfter > 0:
 		return kindRateLimited
-	case e.Status == http.StatusUnprocessableEntity && (e.Code == CodeLicenceKeyInvalid || e.Code == CodeLicenceWrongProduct):
-		return kindKeyRefused
-	case e.Status == http.StatusBadRequest, e.Status == http.StatusForbidden,
-		e.Status == http.StatusConflict, e.Status == http.StatusRequestEntityTooLarge:
+	case e.Status == http.StatusBadRequest, e.Status == http.StatusForbidden, e.Status == http.StatusConflict,
+		e.Status == http.StatusRequestEntityTooLarge, e.Status == http.StatusUnprocessableEntity:
 		return kindRefused
 	}
 	return kindTransient

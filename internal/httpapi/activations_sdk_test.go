@@ -7,12 +7,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/sdk"
 )
 
 // newSDKClient is an application of desk-app (major 3) on machineID,
 // talking to the env's server over loopback, keeping its record in a file.
 func (e *actEnv) newSDKClient(t *testing.T, machineID string) *sdk.Client {
+	t.Helper()
+	return e.newSDKClientAt(t, machineID, filepath.Join(t.TempDir(), "licence.json"))
+}
+
+// newSDKClientAt is newSDKClient keeping its record at path, built with the
+// product's public key of now.
+func (e *actEnv) newSDKClientAt(t *testing.T, machineID, path string) *sdk.Client {
 	t.Helper()
 	p, _ := e.shipped(t, "desk-app")
 	c, err := sdk.NewClient(sdk.Config{
@@ -21,7 +29,7 @@ func (e *actEnv) newSDKClient(t *testing.T, machineID string) *sdk.Client {
 		Product:    p,
 		Major:      3,
 		MachineID:  machineID,
-		Store:      sdk.FileStore(filepath.Join(t.TempDir(), "licence.json")),
+		Store:      sdk.FileStore(path),
 		Now:        e.clock.Now,
 	})
 	if err != nil {
@@ -93,6 +101,46 @@ func TestSDKAgainstServer(t *testing.T) {
 		t.Errorf("%d live activations, want 1", n)
 	}
 	e.run(t, scenario{call: statusCall(issued.LicenceKey, "sdk-machine-b"), wantStatus: http.StatusOK})
+}
+
+// TestSDKRetiredSigningKey: once the key that signed a licence key is
+// retired, the server answers the daily check 422 licence_key_invalid. That
+// answer is unsigned, so an installed application keeps running on its
+// signed verdict and reports the answer; it checks again the next day. The
+// retirement reaches the application with a build that no longer carries
+// the retired public key: the stored key then fails offline verification,
+// which locks.
+func TestSDKRetiredSigningKey(t *testing.T) {
+	t.Parallel()
+	e := newActEnv(t)
+	issued := e.issue(t, e.allKey, issueBody(map[string]any{"limit_kind": "machines", "limit_count": 1}))
+	path := filepath.Join(t.TempDir(), "licence.json")
+	app := e.newSDKClientAt(t, "sdk-machine-a", path)
+	if _, err := app.Activate(t.Context(), issued.LicenceKey, sdk.Machine{Label: "Ada's laptop", OS: "linux", AppVersion: "3.1.0"}); err != nil {
+		t.Fatalf("Activate() error = %v", err)
+	}
+
+	e.rotate(t, e.allKey, "desk-app", map[string]any{"keep_previous": false})
+	e.clock.Advance(signing.RefreshInterval)
+	e.refreshCatalogue(t)
+	e.clock.Advance(sdk.CheckInterval)
+	checked := e.clock.Now()
+	st, err := app.Check(t.Context())
+	if se, ok := errors.AsType[*sdk.Error](err); !ok || se.Status != http.StatusUnprocessableEntity || se.Code != sdk.CodeLicenceKeyInvalid {
+		t.Fatalf("Check() after the retirement error = %v, want 422 licence_key_invalid", err)
+	}
+	if !st.Valid || st.Reason != "" || !st.Stale || st.LastError == nil || st.Verdict == nil {
+		t.Errorf("status = valid %v, reason %q, stale %v, error %v; want valid on the last verdict, stale, the 422 reported",
+			st.Valid, st.Reason, st.Stale, st.LastError)
+	}
+	if want := checked.Add(sdk.CheckInterval); !st.NextCheckAt.Equal(want) {
+		t.Errorf("NextCheckAt = %v, want the next daily check at %v", st.NextCheckAt, want)
+	}
+
+	rebuilt := e.newSDKClientAt(t, "sdk-machine-a", path)
+	if got := rebuilt.State(); got.Valid || got.Reason != sdk.ReasonKeyInvalid {
+		t.Errorf("State() of a build without the retired key = valid %v, reason %q; want licence_key_invalid", got.Valid, got.Reason)
+	}
 }
 
 func wantState(t *testing.T, st sdk.Status, valid bool, reason sdk.Reason, seated bool) {

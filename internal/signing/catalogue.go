@@ -33,7 +33,12 @@ type Catalogue struct {
 	mu       sync.RWMutex
 	verifier *sdk.Verifier
 	products map[string]*licentia.Product
-	loaded   time.Time
+	loaded   time.Time // when the installed load started
+
+	loadMu  sync.Mutex // guards what follows
+	started uint64     // loads started so far: each load's number
+	running *load      // the load in progress, nil when none
+	last    *load      // the load that finished last
 
 	verified *cache.Map[string, verifiedKey]
 }
@@ -63,8 +68,68 @@ func NewCatalogue(st store.Reader, clk clock.Clock, log *slog.Logger) *Catalogue
 		verified: cache.New[string, verifiedKey](maxVerified)}
 }
 
-// Refresh reloads every product from the store.
+// load is one reload of the catalogue. Callers that wait for it share its
+// outcome once done is closed.
+type load struct {
+	seq  uint64
+	done chan struct{}
+	err  error
+	// cancelled: err came from the context of the caller that ran the
+	// load, which says nothing about the store to the callers that waited.
+	cancelled bool
+}
+
+// Refresh reloads every product from the store and returns once a load
+// that started after the call has been installed: a caller that has just
+// changed a product, or holds a key that did not verify, must see data
+// read after that moment. Loads run one at a time, so a load that started
+// earlier, and read older data, can never install it over a newer one's; a
+// product created a moment ago would vanish again and its genuine keys
+// answer licence_key_invalid. A call that finds a load running waits for
+// it, then shares the next load with every other call that waited.
 func (c *Catalogue) Refresh(ctx context.Context) error {
+	c.loadMu.Lock()
+	want := c.started + 1
+	for {
+		if l := c.last; l != nil && l.seq >= want && !l.cancelled {
+			c.loadMu.Unlock()
+			return l.err
+		}
+		l := c.running
+		if l == nil {
+			return c.runLoad(ctx)
+		}
+		c.loadMu.Unlock()
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			return fmt.Errorf("refresh catalogue: %w", ctx.Err())
+		}
+		c.loadMu.Lock()
+	}
+}
+
+// runLoad starts a load, runs it and installs its result. Called with
+// c.loadMu held and no load running; it unlocks c.loadMu.
+func (c *Catalogue) runLoad(ctx context.Context) error {
+	c.started++
+	l := &load{seq: c.started, done: make(chan struct{})}
+	c.running = l
+	c.loadMu.Unlock()
+	defer func() {
+		c.loadMu.Lock()
+		c.running, c.last = nil, l
+		c.loadMu.Unlock()
+		close(l.done)
+	}()
+	l.err = c.reload(ctx)
+	l.cancelled = l.err != nil && ctx.Err() != nil
+	return l.err
+}
+
+// reload reads every product and installs them. Only runLoad calls it, one
+// load at a time.
+func (c *Catalogue) reload(ctx context.Context) error {
 	started := c.clock.Now()
 	ps, err := c.store.AllProducts(ctx)
 	if err != nil {
@@ -116,8 +181,9 @@ func VerifierProduct(p *licentia.Product) sdk.Product {
 
 // VerifyLicenceKey checks a licence key and returns its product and licence
 // id, or the contract's licence_key_invalid or licence_wrong_product. A key
-// that does not verify reloads the catalogue first when the last load is
-// more than missRefresh old.
+// that does not verify reloads the catalogue first when the last load
+// started missRefresh ago or more; the reload starts after the miss, so it
+// sees a product created before the key was sent.
 func (c *Catalogue) VerifyLicenceKey(ctx context.Context, key string) (*licentia.Product, string, error) {
 	p, id, err := c.verify(key)
 	if err == nil {
