@@ -104,16 +104,17 @@ func runGroup(t *testing.T, db *DB, first func(store.Tx) error, others ...func(s
 			out[i] = err
 		}
 	}
-	queued := make(chan struct{})
+	holding, queued := make(chan struct{}), make(chan struct{})
 	wg.Add(1)
 	go run(0, func(st store.Tx) error {
+		close(holding)
 		<-queued
 		return first(st)
 	})
-	// Only once the first holds the turn do the others start waiting.
-	for db.writer.waiting.Load() != 0 || len(db.writer.turn) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	// Only once the first holds the turn do the others start waiting. The
+	// turn's state alone cannot tell: the committer of an earlier
+	// transaction may hold it for a moment.
+	<-holding
 	for i, fn := range others {
 		wg.Add(1)
 		go run(i+1, fn)
