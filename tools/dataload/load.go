@@ -112,7 +112,7 @@ func load(ctx context.Context, o options, clk clock.Clock, progress io.Writer) (
 	if err != nil {
 		return nil, fmt.Errorf("product %q of %s (create it with POST /v1/admin/products): %w", o.product, o.org, err)
 	}
-	now := clk.Now().UTC().Truncate(time.Millisecond)
+	now := licentia.TruncateMillis(clk.Now())
 	if err := refuseReload(ctx, st, org.ID, p.ID, now); err != nil {
 		return nil, err
 	}
