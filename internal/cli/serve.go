@@ -183,11 +183,10 @@ func (a *App) Close() error {
 }
 
 // serveGCPercent is the garbage collector's target when GOGC is unset.
-// Go's default, 100, collects every time the heap doubles; a status check
-// allocates about 12 KB, so at thousands a second the live heap of a few
-// MB doubled several times a second, and collections held the p99. At 200
-// they come half as often, for a heap of up to three times the live data
-// instead of two.
+// Go's default, 100, collects every time the heap doubles; at thousands of
+// status checks a second the small live heap doubled several times a
+// second, and collections held the p99. At 200 they come half as often, for
+// a heap of up to three times the live data instead of two.
 const serveGCPercent = 200
 
 // gcPercent is the target serve sets, or -1 to keep the one GOGC set.

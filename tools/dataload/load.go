@@ -234,7 +234,6 @@ func catchUpSweep(ctx context.Context, st store.Store, now time.Time) error {
 	}
 }
 
-// columnList splits a list of columns.
 func columnList(cols string) []string {
 	var out []string
 	for _, c := range strings.Split(cols, ",") {
