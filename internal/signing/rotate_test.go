@@ -40,23 +40,32 @@ func newRotationFixture(t *testing.T) *rotationFixture {
 	return f
 }
 
+// all lists every product key and webhook secret.
+func (f *rotationFixture) all(t *testing.T) ([]licentia.ProductKey, []licentia.WebhookSecret) {
+	t.Helper()
+	ps, err := f.st.AllProducts(t.Context())
+	if err != nil {
+		t.Fatalf("AllProducts() error = %v", err)
+	}
+	var ks []licentia.ProductKey
+	for _, p := range ps {
+		ks = append(ks, p.Keys...)
+	}
+	ss, err := f.st.AllWebhookSecrets(t.Context())
+	if err != nil {
+		t.Fatalf("AllWebhookSecrets() error = %v", err)
+	}
+	return ks, ss
+}
+
 // sealed returns every key's and secret's master fingerprint and sealed
 // bytes by id, and the recorded fingerprint.
 func (f *rotationFixture) sealed(t *testing.T) (map[string]string, string) {
 	t.Helper()
 	out := map[string]string{}
-	ps, err := f.st.AllProducts(t.Context())
-	if err != nil {
-		t.Fatalf("AllProducts() error = %v", err)
-	}
-	for _, p := range ps {
-		for _, k := range p.Keys {
-			out[k.ID] = k.MasterFingerprint + " " + hex.EncodeToString(k.Sealed)
-		}
-	}
-	ss, err := f.st.AllWebhookSecrets(t.Context())
-	if err != nil {
-		t.Fatalf("AllWebhookSecrets() error = %v", err)
+	ks, ss := f.all(t)
+	for _, k := range ks {
+		out[k.ID] = k.MasterFingerprint + " " + hex.EncodeToString(k.Sealed)
 	}
 	for _, ws := range ss {
 		out[ws.ID] = ws.MasterFingerprint + " " + hex.EncodeToString(ws.Sealed)
@@ -68,25 +77,16 @@ func (f *rotationFixture) sealed(t *testing.T) (map[string]string, string) {
 	return out, fp
 }
 
-// opened returns every key's private part and every secret's bytes, opened
-// under m.
+// opened returns every key's private part and every secret's bytes that
+// open under m.
 func (f *rotationFixture) opened(t *testing.T, m *signing.MasterKey) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	ps, err := f.st.AllProducts(t.Context())
-	if err != nil {
-		t.Fatalf("AllProducts() error = %v", err)
-	}
-	for _, p := range ps {
-		for _, k := range p.Keys {
-			if priv, err := signing.OpenProductKey(m, &k); err == nil {
-				out[k.ID] = hex.EncodeToString(priv)
-			}
+	ks, ss := f.all(t)
+	for _, k := range ks {
+		if priv, err := signing.OpenProductKey(m, &k); err == nil {
+			out[k.ID] = hex.EncodeToString(priv)
 		}
-	}
-	ss, err := f.st.AllWebhookSecrets(t.Context())
-	if err != nil {
-		t.Fatalf("AllWebhookSecrets() error = %v", err)
 	}
 	for _, ws := range ss {
 		if raw, err := webhooks.OpenSecret(signing.NewKeyring(m), &ws); err == nil {
@@ -129,9 +129,9 @@ func TestRotateMasterKey(t *testing.T) {
 func TestRotateMasterKeyUnopenable(t *testing.T) {
 	f := newRotationFixture(t)
 	unknown := newMasterKey(t, 8)
-	ss, err := f.st.AllWebhookSecrets(t.Context())
-	if err != nil || len(ss) != 1 {
-		t.Fatalf("AllWebhookSecrets() = %d secrets, %v, want 1", len(ss), err)
+	_, ss := f.all(t)
+	if len(ss) != 1 {
+		t.Fatalf("fixture has %d webhook secrets, want 1", len(ss))
 	}
 	resealed, err := webhooks.ResealSecret(f.m, unknown, &ss[0])
 	if err != nil {
