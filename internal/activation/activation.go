@@ -20,12 +20,6 @@ import (
 	"github.com/licentia/licentia/sdk"
 )
 
-// Audit actions of the activation routes.
-const (
-	AuditActivationCreated     = "activation.created"
-	AuditActivationDeactivated = "activation.deactivated"
-)
-
 // seenLag is how stale a live activation's stored last_seen_at may be: a
 // busy machine does not cost a write on every status check.
 const seenLag = 60 * time.Second
@@ -211,7 +205,7 @@ func (s *Service) Activate(ctx context.Context, key string, m Machine) (*Result,
 		}
 		l.LiveActivations++
 		res.Activation, res.Created = a, true
-		return events.Record(ctx, tx, licentia.Actor{Type: licentia.ActorApplication}, l, a, AuditActivationCreated, licentia.EventActivationCreated, now, events.ActivationData(l, a))
+		return events.Record(ctx, tx, licentia.Actor{Type: licentia.ActorApplication}, l, a, licentia.AuditActivationCreated, licentia.EventActivationCreated, now, events.ActivationData(l, a))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
@@ -304,7 +298,7 @@ func (s *Service) Deactivate(ctx context.Context, key, machineID string) (bool, 
 		}
 		changed = true
 		l.LiveActivations--
-		return events.Record(ctx, tx, licentia.Actor{Type: licentia.ActorApplication}, l, a, AuditActivationDeactivated, licentia.EventActivationDeactivated, now, events.ActivationData(l, a))
+		return events.Record(ctx, tx, licentia.Actor{Type: licentia.ActorApplication}, l, a, licentia.AuditActivationDeactivated, licentia.EventActivationDeactivated, now, events.ActivationData(l, a))
 	})
 	if err != nil {
 		return false, fmt.Errorf("deactivate: %w", err)

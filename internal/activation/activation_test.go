@@ -142,7 +142,7 @@ func (f *fixture) created(t *testing.T, licenceID string) int {
 	}
 	entries := 0
 	for _, a := range audit {
-		if a.Action == activation.AuditActivationCreated {
+		if a.Action == licentia.AuditActivationCreated {
 			entries++
 		}
 	}
@@ -284,7 +284,7 @@ func TestDeactivateRace(t *testing.T) {
 			}
 			freed := 0
 			for _, a := range audit {
-				if a.Action == activation.AuditActivationDeactivated {
+				if a.Action == licentia.AuditActivationDeactivated {
 					freed++
 				}
 			}

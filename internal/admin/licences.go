@@ -13,16 +13,6 @@ import (
 	"github.com/licentia/licentia/sdk"
 )
 
-// Licence audit actions. Each names the change it records.
-const (
-	AuditLicenceIssued         = "licence.issued"
-	AuditLicenceRevoked        = "licence.revoked"
-	AuditLicenceExpired        = "licence.expired"
-	AuditLicenceReinstated     = "licence.reinstated"
-	AuditLicenceAnonymised     = "licence.anonymised"
-	AuditActivationDeactivated = "activation.deactivated"
-)
-
 // MaxFind is the most licences a find answers.
 const MaxFind = 100
 
@@ -129,7 +119,7 @@ func (s *Service) IssueLicence(ctx context.Context, actor licentia.Actor, orgID 
 		if err := tx.CreateLicence(ctx, l); err != nil {
 			return err
 		}
-		return events.Record(ctx, tx, actor, l, nil, AuditLicenceIssued, licentia.EventLicenceIssued, now, map[string]any{
+		return events.Record(ctx, tx, actor, l, nil, licentia.AuditLicenceIssued, licentia.EventLicenceIssued, now, map[string]any{
 			"licence_id": l.ID, "product_id": l.ProductID, "status": l.Status, "limit_kind": l.LimitKind,
 			"limit_count": l.LimitCount, "major": l.Major, "expires_at": timeOrNil(l.ExpiresAt),
 			"trial_ends_at": timeOrNil(l.TrialEndsAt), "email": l.Email, "external_ref": l.ExternalRef,

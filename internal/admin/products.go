@@ -14,14 +14,6 @@ import (
 	"github.com/licentia/licentia/internal/store"
 )
 
-// Product audit actions.
-const (
-	AuditProductCreated          = "product.created"
-	AuditProductUpdated          = "product.updated"
-	AuditProductKeyRotated       = "product.signing_key_rotated"
-	AuditProductPublicKeyRetired = "product.public_key_retired"
-)
-
 // ProductView is a product with whether it can sign now.
 type ProductView struct {
 	Product *licentia.Product
@@ -134,7 +126,7 @@ func (s *Service) CreateProduct(ctx context.Context, actor licentia.Actor, orgID
 		if err := tx.CreateProduct(ctx, p); err != nil {
 			return err
 		}
-		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductCreated, Actor: actor, At: now},
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditProductCreated, Actor: actor, At: now},
 			map[string]any{"product_id": p.ID, "key_prefix": p.KeyPrefix, "public_key": hex.EncodeToString(k.PublicKey)})
 	})
 	if err != nil {
@@ -274,7 +266,7 @@ func (s *Service) UpdateProduct(ctx context.Context, actor licentia.Actor, orgID
 			return err
 		}
 		changes["product_id"] = p.ID
-		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductUpdated, Actor: actor, At: now}, changes)
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditProductUpdated, Actor: actor, At: now}, changes)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("update product: %w", err)
@@ -316,7 +308,7 @@ func (s *Service) RotateSigningKey(ctx context.Context, actor licentia.Actor, or
 			return err
 		}
 		p.Keys = append(p.Keys, *k)
-		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductKeyRotated, Actor: actor, At: now},
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditProductSigningKeyRotated, Actor: actor, At: now},
 			map[string]any{"product_id": p.ID, "public_key": hex.EncodeToString(k.PublicKey), "keep_previous": keepPrevious})
 	})
 	if err != nil {
@@ -358,7 +350,7 @@ func (s *Service) RetirePublicKey(ctx context.Context, actor licentia.Actor, org
 			return err
 		}
 		k.Status, k.RetiredAt = licentia.KeyRetired, &now
-		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditProductPublicKeyRetired, Actor: actor, At: now},
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditProductPublicKeyRetired, Actor: actor, At: now},
 			map[string]any{"product_id": p.ID, "public_key": hex.EncodeToString(raw)})
 	})
 	if err != nil {

@@ -26,9 +26,9 @@ type transition struct {
 }
 
 var (
-	revoke    = transition{licentia.StatusRevoked, AuditLicenceRevoked, licentia.EventLicenceRevoked}
-	expire    = transition{licentia.StatusExpired, AuditLicenceExpired, licentia.EventLicenceExpired}
-	reinstate = transition{licentia.StatusActive, AuditLicenceReinstated, licentia.EventLicenceReinstated}
+	revoke    = transition{licentia.StatusRevoked, licentia.AuditLicenceRevoked, licentia.EventLicenceRevoked}
+	expire    = transition{licentia.StatusExpired, licentia.AuditLicenceExpired, licentia.EventLicenceExpired}
+	reinstate = transition{licentia.StatusActive, licentia.AuditLicenceReinstated, licentia.EventLicenceReinstated}
 )
 
 // RevokeLicence revokes a licence (from active or expired). It takes effect
@@ -142,7 +142,7 @@ func (s *Service) AnonymiseLicence(ctx context.Context, actor licentia.Actor, or
 			return err
 		}
 		out.Licence, out.Changed = &after, true
-		e := licentia.AuditEntry{OrgID: orgID, LicenceID: &after.ID, Action: AuditLicenceAnonymised, Actor: actor, At: now}
+		e := licentia.AuditEntry{OrgID: orgID, LicenceID: &after.ID, Action: licentia.AuditLicenceAnonymised, Actor: actor, At: now}
 		if err := events.Audit(ctx, tx, e, map[string]any{"licence_id": id, "from": before.Status, "to": after.Status,
 			"machines_freed": before.LiveActivations}); err != nil {
 			return err
@@ -212,7 +212,7 @@ func (s *Service) DeactivateActivation(ctx context.Context, actor licentia.Actor
 			return nil
 		}
 		l.LiveActivations--
-		return events.Record(ctx, tx, actor, l, a, AuditActivationDeactivated, licentia.EventActivationDeactivated, now, events.ActivationData(l, a))
+		return events.Record(ctx, tx, actor, l, a, licentia.AuditActivationDeactivated, licentia.EventActivationDeactivated, now, events.ActivationData(l, a))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("deactivate activation %s: %w", id, err)

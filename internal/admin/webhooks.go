@@ -12,15 +12,6 @@ import (
 	"github.com/licentia/licentia/internal/webhooks"
 )
 
-// Webhook audit actions.
-const (
-	AuditWebhookCreated       = "webhook_endpoint.created"
-	AuditWebhookUpdated       = licentia.AuditWebhookEndpointUpdated
-	AuditWebhookDeleted       = "webhook_endpoint.deleted"
-	AuditWebhookSecretRotated = "webhook_endpoint.secret_rotated"
-	AuditDeliveryRetried      = "webhook_delivery.retried"
-)
-
 // MaxDeliveries is the most deliveries one page lists.
 const MaxDeliveries = 100
 
@@ -164,7 +155,7 @@ func (s *Service) AddWebhookEndpoint(ctx context.Context, actor licentia.Actor, 
 		if err := tx.CreateWebhookEndpoint(ctx, e, rec); err != nil {
 			return err
 		}
-		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditWebhookCreated, Actor: actor, At: now},
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditWebhookEndpointCreated, Actor: actor, At: now},
 			map[string]any{"webhook_endpoint_id": e.ID, "url": e.URL, "event_types": e.EventTypes, "enabled": e.Enabled})
 	})
 	if err != nil {
@@ -199,7 +190,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor licentia.Acto
 			return err
 		}
 		changes["webhook_endpoint_id"] = e.ID
-		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditWebhookUpdated, Actor: actor, At: now}, changes)
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditWebhookEndpointUpdated, Actor: actor, At: now}, changes)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("update webhook endpoint: %w", err)
@@ -244,7 +235,7 @@ func (s *Service) DeleteWebhookEndpoint(ctx context.Context, actor licentia.Acto
 		if err := tx.DeleteWebhookEndpoint(ctx, orgID, id); err != nil {
 			return err
 		}
-		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditWebhookDeleted, Actor: actor, At: now},
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditWebhookEndpointDeleted, Actor: actor, At: now},
 			map[string]any{"webhook_endpoint_id": id})
 	})
 	if err != nil {
@@ -276,7 +267,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, actor licentia.Actor,
 		if err := tx.ReplaceWebhookSecret(ctx, rec, now); err != nil {
 			return err
 		}
-		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditWebhookSecretRotated, Actor: actor, At: now},
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditWebhookEndpointSecretRotated, Actor: actor, At: now},
 			map[string]any{"webhook_endpoint_id": id})
 	})
 	if err != nil {
@@ -336,7 +327,7 @@ func (s *Service) RetryDelivery(ctx context.Context, actor licentia.Actor, orgID
 		if d, err = tx.Delivery(ctx, orgID, endpointID, id); err != nil {
 			return err
 		}
-		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: AuditDeliveryRetried, Actor: actor, At: now},
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditWebhookDeliveryRetried, Actor: actor, At: now},
 			map[string]any{"webhook_endpoint_id": endpointID, "delivery_id": id})
 	})
 	if err != nil {

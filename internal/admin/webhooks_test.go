@@ -153,7 +153,7 @@ func TestUpdateWebhookEndpointNoChange(t *testing.T) {
 	if diff := cmp.Diff(ep, got); diff != "" {
 		t.Errorf("endpoint after a change of nothing (-want +got):\n%s", diff)
 	}
-	if n := countAudit(t, f.st, o.ID, admin.AuditWebhookUpdated); n != 0 {
+	if n := countAudit(t, f.st, o.ID, licentia.AuditWebhookEndpointUpdated); n != 0 {
 		t.Errorf("%d update audit entries, want 0", n)
 	}
 	got, err = f.svc.UpdateWebhookEndpoint(t.Context(), licentia.OperatorActor, o.ID, ep.ID, admin.EndpointInput{Enabled: new(false)})

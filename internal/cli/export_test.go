@@ -68,17 +68,6 @@ func RunJobs(ctx context.Context, log *slog.Logger, js []Job) (wait func()) {
 // GCPercent exposes the garbage collector target serve picks.
 var GCPercent = gcPercent
 
-// RotateMasterKey runs the rotation of masterkey rotate on st, so that a
-// test can change the database while it runs.
-func RotateMasterKey(ctx context.Context, env Env, st store.Store, newFile string) error {
-	cfg, err := config.Load(env.Getenv)
-	if err != nil {
-		return err
-	}
-	_, err = rotateMasterKey(ctx, cfg, st, newFile)
-	return err
-}
-
 // DebugListen opens the profiler's listener on addr, as serve does, and
 // closes it again.
 func DebugListen(addr string) error {

@@ -49,11 +49,12 @@ type rotation struct {
 	PreviousFile   string `json:"previous_key_file"`
 }
 
-// rotateMasterKey re-encrypts every secret under the key in newFile in one
-// transaction, records its fingerprint, and then installs it at the
-// configured key path, keeping the old key beside it. Running processes keep
-// the keys they have opened and read the new file when they meet a secret
-// sealed under it, so a single process needs no restart.
+// rotateMasterKey checks the configured key file against the database,
+// re-encrypts every secret under the key in newFile (signing.RotateMasterKey,
+// one transaction), and then installs it at the configured key path, keeping
+// the old key beside it. Running processes keep the keys they have opened
+// and read the new file when they meet a secret sealed under it, so a single
+// process needs no restart.
 func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, newFile string) (*rotation, error) {
 	path := masterKeyPath(cfg)
 	old, err := signing.LoadMasterKey(path)
@@ -80,50 +81,7 @@ func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, new
 	}
 	res := &rotation{OldFingerprint: old.Fingerprint(), NewFingerprint: next.Fingerprint(), KeyFile: path,
 		PreviousFile: path + ".previous-" + old.Fingerprint()}
-	err = st.InTx(ctx, func(tx store.Tx) error {
-		res.Resealed = 0 // a run again starts afresh (see store.Store.InTx)
-		// Locked first: a product key or webhook secret being created
-		// meanwhile is either in what is read below or waits, then
-		// seals under the new key.
-		current, err := tx.LockSetting(ctx, store.SettingMasterKeyFingerprint, true)
-		if err != nil {
-			return err
-		}
-		if current != recorded {
-			return fmt.Errorf("the database's master key changed to %s meanwhile", current)
-		}
-		products, err := tx.AllProducts(ctx)
-		if err != nil {
-			return err
-		}
-		for _, p := range products {
-			for _, k := range p.Keys {
-				sealed, err := signing.Reseal(old, next, &k)
-				if err != nil {
-					return err
-				}
-				if err := tx.ResealProductKey(ctx, k.ID, sealed, next.Fingerprint()); err != nil {
-					return err
-				}
-				res.Resealed++
-			}
-		}
-		secrets, err := tx.AllWebhookSecrets(ctx)
-		if err != nil {
-			return err
-		}
-		for _, ws := range secrets {
-			sealed, err := webhooks.ResealSecret(old, next, &ws)
-			if err != nil {
-				return fmt.Errorf("reseal webhook secret %s: %w", ws.ID, err)
-			}
-			if err := tx.ResealWebhookSecret(ctx, ws.ID, sealed, next.Fingerprint()); err != nil {
-				return err
-			}
-			res.Resealed++
-		}
-		return tx.SetSetting(ctx, store.SettingMasterKeyFingerprint, next.Fingerprint())
-	})
+	res.Resealed, err = signing.RotateMasterKey(ctx, st, recorded, old, next, webhooks.ResealSecret)
 	if err != nil {
 		return nil, fmt.Errorf("masterkey rotate: nothing changed: %w", err)
 	}

@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -540,44 +539,5 @@ func TestMasterKeyRotateWhileServingWebhooks(t *testing.T) {
 		if want := webhooks.Sign([][]byte{raw}, r.id, time.Unix(ts, 0), r.body); r.signature != want {
 			t.Errorf("delivery %d (rotated %v): webhook-signature = %q, want %q", i, rotate, r.signature, want)
 		}
-	}
-}
-
-// beforeTx runs a function once, just before the first transaction.
-type beforeTx struct {
-	store.Store
-	once   sync.Once
-	before func()
-}
-
-func (s *beforeTx) InTx(ctx context.Context, fn func(store.Tx) error) error {
-	s.once.Do(s.before)
-	return s.Store.InTx(ctx, fn)
-}
-
-// TestMasterKeyRotateRaced: a rotation that finds the database's master key
-// changed between its check and its transaction (another rotation ran
-// meanwhile) changes nothing.
-func TestMasterKeyRotateRaced(t *testing.T) {
-	f := newRotationFixture(t)
-	before := f.keys(t)
-	other := masterKey(t, rawKey(9)).Fingerprint()
-	st := &beforeTx{Store: f.st, before: func() {
-		err := f.st.InTx(t.Context(), func(tx store.Tx) error {
-			return tx.SetSetting(t.Context(), store.SettingMasterKeyFingerprint, other)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}}
-	err := cli.RotateMasterKey(t.Context(), f.h.env(io.Discard, io.Discard), st, keyFile(t, rawKey(2)))
-	if err == nil || !strings.Contains(err.Error(), "changed to "+other+" meanwhile") || !strings.Contains(err.Error(), "nothing changed") {
-		t.Fatalf("RotateMasterKey() error = %v, want the change named and nothing changed", err)
-	}
-	if diff := cmp.Diff(before, f.keys(t)); diff != "" {
-		t.Errorf("product keys changed (-before +after):\n%s", diff)
-	}
-	if raw, err := os.ReadFile(f.path); err != nil || string(raw) != string(f.raw) {
-		t.Errorf("key file after the refused rotation = %x, %v; want the old key", raw, err)
 	}
 }

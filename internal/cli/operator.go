@@ -124,7 +124,7 @@ func apikeyCreate(ctx context.Context, op *operator, o *licentia.Organization, s
 	}
 	printJSON(env.Stdout, map[string]any{
 		"id": k.ID, "key": key.Reveal(), "prefix": k.Prefix, "name": k.Name,
-		"scopes": k.Scopes, "expires_at": timePtr(k.ExpiresAt), "created_at": licentia.FormatTime(k.CreatedAt),
+		"scopes": k.Scopes, "expires_at": licentia.FormatTimePtr(k.ExpiresAt), "created_at": licentia.FormatTime(k.CreatedAt),
 	})
 	return nil
 }
@@ -138,19 +138,10 @@ func apikeyList(ctx context.Context, op *operator, o *licentia.Organization, env
 	for i, k := range keys {
 		out[i] = map[string]any{
 			"id": k.ID, "prefix": k.Prefix, "name": k.Name, "scopes": k.Scopes,
-			"expires_at": timePtr(k.ExpiresAt), "revoked_at": timePtr(k.RevokedAt),
+			"expires_at": licentia.FormatTimePtr(k.ExpiresAt), "revoked_at": licentia.FormatTimePtr(k.RevokedAt),
 			"created_at": licentia.FormatTime(k.CreatedAt),
 		}
 	}
 	printJSON(env.Stdout, map[string]any{"api_keys": out})
 	return nil
-}
-
-// timePtr formats an optional time, null when unset.
-func timePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := licentia.FormatTime(*t)
-	return &s
 }

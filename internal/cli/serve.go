@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/licentia/licentia/internal/activation"
@@ -36,8 +37,17 @@ type App struct {
 	jobs     []job
 }
 
-// NewApp wires the service from env and starts listening.
-func NewApp(ctx context.Context, env Env) (*App, error) {
+// NewApp wires the service from env and starts listening. When it fails,
+// it closes what it had opened, newest first.
+func NewApp(ctx context.Context, env Env) (_ *App, err error) {
+	var closers []func() error
+	defer func() {
+		if err != nil {
+			for _, c := range slices.Backward(closers) {
+				c()
+			}
+		}
+	}()
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {
 		return nil, err
@@ -51,27 +61,24 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	closers = append(closers, st.Close)
 	master, err := loadMasterKey(ctx, cfg, st, log)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	clk := clock.System{}
 	keys := signing.NewKeyringFile(master, masterKeyPath(cfg))
 	cat := signing.NewCatalogue(st, clk, log)
 	if err := cat.Refresh(ctx); err != nil {
-		st.Close()
 		return nil, err
 	}
 	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: plans, Keys: keys, Catalogue: cat, BaseURL: cfg.BaseURL, Logger: log})
 	worker, err := newWorker(cfg, st, clk, keys, log)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	limiter, ready, err := newLimiter(cfg, clk, log)
 	if err != nil {
-		st.Close()
 		return nil, err
 	}
 	srv := httpapi.New(httpapi.Options{
@@ -89,14 +96,12 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 	})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		st.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	closers = append(closers, ln.Close)
 	var debug *debugServer
 	if cfg.DebugListen != "" {
 		if debug, err = newDebugServer(cfg.DebugListen, log); err != nil {
-			ln.Close()
-			st.Close()
 			return nil, err
 		}
 	}
@@ -178,11 +183,10 @@ func (a *App) Close() error {
 }
 
 // serveGCPercent is the garbage collector's target when GOGC is unset.
-// Go's default, 100, collects every time the heap doubles; a status check
-// allocates about 12 KB, so at thousands a second the live heap of a few
-// MB doubled several times a second, and collections held the p99. At 200
-// they come half as often, for a heap of up to three times the live data
-// instead of two.
+// Go's default, 100, collects every time the heap doubles; at thousands of
+// status checks a second the small live heap doubled several times a
+// second, and collections held the p99. At 200 they come half as often, for
+// a heap of up to three times the live data instead of two.
 const serveGCPercent = 200
 
 // gcPercent is the target serve sets, or -1 to keep the one GOGC set.

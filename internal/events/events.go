@@ -67,13 +67,13 @@ type Activation struct {
 func LicenceOf(l *licentia.Licence, now time.Time) Licence {
 	return Licence{
 		ID: l.ID, ProductID: l.ProductID, Email: l.Email, IssuedAt: licentia.FormatTime(l.IssuedAt),
-		ExpiresAt: timePtr(l.ExpiresAt), LimitKind: l.LimitKind, LimitCount: l.LimitCount, Major: l.Major,
+		ExpiresAt: licentia.FormatTimePtr(l.ExpiresAt), LimitKind: l.LimitKind, LimitCount: l.LimitCount, Major: l.Major,
 		Status: l.Status, State: l.DerivedState(now), StatusReason: l.StatusReason,
-		StatusChangedAt: timePtr(l.StatusChangedAt), TrialEndsAt: timePtr(l.TrialEndsAt), Source: l.Source,
+		StatusChangedAt: licentia.FormatTimePtr(l.StatusChangedAt), TrialEndsAt: licentia.FormatTimePtr(l.TrialEndsAt), Source: l.Source,
 		IntegrationID: l.IntegrationID, ExternalRef: l.ExternalRef,
 		Provider: Provider{OrderID: l.Provider.OrderID, SubscriptionID: l.Provider.SubscriptionID,
 			CustomerID: l.Provider.CustomerID, CheckoutID: l.Provider.CheckoutID},
-		AnonymisedAt: timePtr(l.AnonymisedAt), CreatedAt: licentia.FormatTime(l.CreatedAt), UpdatedAt: licentia.FormatTime(l.UpdatedAt),
+		AnonymisedAt: licentia.FormatTimePtr(l.AnonymisedAt), CreatedAt: licentia.FormatTime(l.CreatedAt), UpdatedAt: licentia.FormatTime(l.UpdatedAt),
 	}
 }
 
@@ -82,16 +82,8 @@ func ActivationOf(a *licentia.Activation) Activation {
 	return Activation{
 		ID: a.ID, LicenceID: a.LicenceID, MachineID: a.MachineID, Label: a.Label, OS: a.OS, AppVersion: a.AppVersion,
 		ActivatedAt: licentia.FormatTime(a.ActivatedAt), LastSeenAt: licentia.FormatTime(a.LastSeenAt),
-		DeactivatedAt: timePtr(a.DeactivatedAt),
+		DeactivatedAt: licentia.FormatTimePtr(a.DeactivatedAt),
 	}
-}
-
-func timePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := licentia.FormatTime(*t)
-	return &s
 }
 
 // body is the webhook body: type, the time of the change, and the data.

@@ -56,7 +56,7 @@ func toProductJSON(v *admin.ProductView) productJSON {
 			out.PreviousPublicKeys = append(out.PreviousPublicKeys, pub)
 		}
 		out.KeyHistory[i] = keyHistoryJSON{PublicKey: pub, Fingerprint: k.Fingerprint, Status: k.Status,
-			CreatedAt: licentia.FormatTime(k.CreatedAt), RetiredAt: formatTimePtr(k.RetiredAt)}
+			CreatedAt: licentia.FormatTime(k.CreatedAt), RetiredAt: licentia.FormatTimePtr(k.RetiredAt)}
 	}
 	return out
 }

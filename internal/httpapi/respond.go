@@ -3,9 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
-	"time"
-
-	"github.com/licentia/licentia/internal/licentia"
 )
 
 // writeJSON writes v as the JSON answer with status.
@@ -19,13 +16,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
-}
-
-// formatTimePtr formats an optional time; nil stays null.
-func formatTimePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := licentia.FormatTime(*t)
-	return &s
 }

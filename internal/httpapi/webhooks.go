@@ -169,7 +169,7 @@ type deliveryJSON struct {
 
 func toDeliveryJSON(d *licentia.Delivery) deliveryJSON {
 	return deliveryJSON{ID: d.ID, EventID: d.EventID, EventType: d.EventType, Status: d.Status, Attempts: d.Attempts,
-		LastAttemptAt: formatTimePtr(d.LastAttemptAt), NextAttemptAt: formatTimePtr(d.NextAttemptAt),
+		LastAttemptAt: licentia.FormatTimePtr(d.LastAttemptAt), NextAttemptAt: licentia.FormatTimePtr(d.NextAttemptAt),
 		LastStatusCode: d.LastStatusCode, FailureReason: d.FailureReason, CreatedAt: licentia.FormatTime(d.CreatedAt)}
 }
 

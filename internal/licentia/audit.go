@@ -42,13 +42,35 @@ type AuditEntry struct {
 	Data      json.RawMessage
 }
 
-// Audit actions.
+// Audit actions: the action of every audit entry, in the contract's
+// spelling. A new kind of change gets its constant here, so the log's
+// vocabulary has one list.
 const (
 	AuditOrganizationCreated = "organization.created"
 	AuditMemberAdded         = "member.added"
-	AuditAPIKeyCreated       = "api_key.created"
-	AuditAPIKeyRevoked       = "api_key.revoked"
+
+	AuditAPIKeyCreated = "api_key.created"
+	AuditAPIKeyRevoked = "api_key.revoked"
+
+	AuditProductCreated           = "product.created"
+	AuditProductUpdated           = "product.updated"
+	AuditProductSigningKeyRotated = "product.signing_key_rotated"
+	AuditProductPublicKeyRetired  = "product.public_key_retired"
+
+	AuditLicenceIssued     = "licence.issued"
+	AuditLicenceRevoked    = "licence.revoked"
+	AuditLicenceExpired    = "licence.expired"
+	AuditLicenceReinstated = "licence.reinstated"
+	AuditLicenceAnonymised = "licence.anonymised"
+
+	AuditActivationCreated     = "activation.created"
+	AuditActivationDeactivated = "activation.deactivated"
+
+	AuditWebhookEndpointCreated = "webhook_endpoint.created"
 	// AuditWebhookEndpointUpdated records a change of an endpoint, by the
 	// maker or by the service turning a failing endpoint off.
-	AuditWebhookEndpointUpdated = "webhook_endpoint.updated"
+	AuditWebhookEndpointUpdated       = "webhook_endpoint.updated"
+	AuditWebhookEndpointDeleted       = "webhook_endpoint.deleted"
+	AuditWebhookEndpointSecretRotated = "webhook_endpoint.secret_rotated"
+	AuditWebhookDeliveryRetried       = "webhook_delivery.retried"
 )

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
-	"time"
 )
 
 // NewID returns a random (version 4) UUID in lower case.
@@ -56,10 +55,3 @@ func ParseUUID(s string) (string, bool) {
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
-
-// TimeFormat is the one format of times in answers and webhook bodies: UTC,
-// RFC 3339, exactly three fractional digits and Z.
-const TimeFormat = "2006-01-02T15:04:05.000Z"
-
-// FormatTime formats t in TimeFormat.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }

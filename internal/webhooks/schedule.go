@@ -3,6 +3,8 @@ package webhooks
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/licentia/licentia/internal/licentia"
 )
 
 // retryDelays are the waits before each attempt after the first: about 55
@@ -26,5 +28,5 @@ func nextAttempt(attempts int, now time.Time) (time.Time, bool) {
 	}
 	d := retryDelays[attempts-1]
 	jitter := time.Duration((rand.Float64()*0.2 - 0.1) * float64(d))
-	return now.Add(d + jitter).Truncate(time.Millisecond), true
+	return licentia.TruncateMillis(now.Add(d + jitter)), true
 }

@@ -112,7 +112,7 @@ func load(ctx context.Context, o options, clk clock.Clock, progress io.Writer) (
 	if err != nil {
 		return nil, fmt.Errorf("product %q of %s (create it with POST /v1/admin/products): %w", o.product, o.org, err)
 	}
-	now := clk.Now().UTC().Truncate(time.Millisecond)
+	now := licentia.TruncateMillis(clk.Now())
 	if err := refuseReload(ctx, st, org.ID, p.ID, now); err != nil {
 		return nil, err
 	}
@@ -234,7 +234,6 @@ func catchUpSweep(ctx context.Context, st store.Store, now time.Time) error {
 	}
 }
 
-// columnList splits a list of columns.
 func columnList(cols string) []string {
 	var out []string
 	for _, c := range strings.Split(cols, ",") {

@@ -21,8 +21,8 @@ import (
 //
 // Each row is one run of a prepared single-row INSERT. A multi-row VALUES
 // list is slower here: SQLite compiles it as a subquery, so each statement
-// keeps a statement journal to be undone alone, and that journal cost more
-// than the calls it saved (33s against 25s for 1.2 million rows).
+// keeps a statement journal to be undone alone, and that journal costs more
+// than the calls it saves.
 type sqliteSink struct {
 	db          *sql.DB
 	conn        *sql.Conn

@@ -246,7 +246,7 @@ func isText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune
 
 // ms is how times are written: UTC at millisecond precision, what answers
 // show and what SQLite keeps, so both engines compare and return the same.
-func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+func ms(t time.Time) time.Time { return licentia.TruncateMillis(t) }
 
 func msPtr(t *time.Time) *time.Time {
 	if t == nil {

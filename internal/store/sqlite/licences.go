@@ -19,8 +19,8 @@ const licenceColumns = `id, org_id, product_id, email, issued_at, expires_at, li
 
 // scanLicence scans nullable columns into sql.Null and named string types
 // into strings: database/sql fills a **string or a *licentia.Status
-// through reflection, a tenth of a status check's CPU when it did. The
-// destinations share one struct, so they cost one allocation, not one each.
+// through reflection, which is slow on the status path. The destinations
+// share one struct, so they cost one allocation, not one each.
 func scanLicence(row interface{ Scan(...any) error }) (*licentia.Licence, error) {
 	var l licentia.Licence
 	var c struct {

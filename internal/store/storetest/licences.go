@@ -73,7 +73,7 @@ func readLicence(t *testing.T, r store.Reader, orgID, id string) *licentia.Licen
 }
 
 // atMillis is a time as stored: UTC, whole milliseconds.
-func atMillis(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+func atMillis(t time.Time) time.Time { return licentia.TruncateMillis(t) }
 
 func atMillisPtr(t *time.Time) *time.Time {
 	if t == nil {

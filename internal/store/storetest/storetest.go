@@ -156,7 +156,6 @@ func newOrganization(slug string) *licentia.Organization {
 	}
 }
 
-// createOrganization stores a new organization.
 func createOrganization(t *testing.T, s store.Store, slug string) *licentia.Organization {
 	t.Helper()
 	o := newOrganization(slug)
