@@ -1,0 +1,4 @@
+package postgres
+
+// SinceSQL is sinceSQL, for the plan tests.
+var SinceSQL = sinceSQL
