@@ -12,7 +12,8 @@
 // Scenarios: status (status checks spread over -machines activated
 // machines), activate (a new machine each request), find, find-q and
 // find-ref (find by email, by search prefix, by external reference),
-// read, issue, revoke and counts. With -dataset N the administration
+// read, issue, revoke, counts and counts-product (the counts of the
+// scenario's product). With -dataset N the administration
 // scenarios work on the N licences of the data loader instead of issuing
 // their own.
 //
