@@ -256,7 +256,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.floor, "floor", false, "then drive a floor server under the same load and print ratios (status, activate)")
 	fs.IntVar(&o.setup.licences, "licences", 100, "licences to issue: status spreads its machines over them, activate takes turns on them, find and read use them")
 	fs.IntVar(&o.setup.machines, "machines", 1000, "machines to activate for status")
-	fs.IntVar(&o.setup.dataset, "dataset", 0, "licences of a loaded data set to use instead of issuing (find, find-q, find-ref, read, issue, revoke, counts)")
+	fs.IntVar(&o.setup.dataset, "dataset", 0, "licences of a loaded data set to use instead of issuing (find, find-q, find-ref, read, issue, revoke, counts, counts-product)")
 	fs.StringVar(&o.setup.datasetProduct, "dataset-product", "", "product id of the loaded data set")
 	fs.IntVar(&o.setup.sample, "sample", 2000, "with -dataset: licence ids to learn at setup for read and revoke")
 	if err := fs.Parse(args); err != nil {
