@@ -93,7 +93,7 @@ func testLoad(t *testing.T, url string) {
 	}
 }
 
-func openTestStore(t *testing.T, url string) store.Store {
+func openTestStore(t testing.TB, url string) store.Store {
 	t.Helper()
 	st, _, err := openStore(t.Context(), url)
 	if err != nil {
@@ -109,7 +109,7 @@ func openTestStore(t *testing.T, url string) store.Store {
 
 // createFixture creates a business organization and a product with a
 // signing key, as the storetest suite does.
-func createFixture(t *testing.T, st store.Store) (*licentia.Organization, *licentia.Product) {
+func createFixture(t testing.TB, st store.Store) (*licentia.Organization, *licentia.Product) {
 	t.Helper()
 	org := &licentia.Organization{ID: licentia.NewID(), Name: "Load", Slug: "load", Plan: licentia.PlanBusiness, CreatedAt: base.Add(-2 * year)}
 	pub, _, err := ed25519.GenerateKey(nil)

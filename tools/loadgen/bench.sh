@@ -6,7 +6,7 @@
 #   status-half open loop at half the rate status achieved, with the floor, for p99
 #   activate   a new machine each request
 # and with DATASET=1, on a data set of DATASET_N licences filled by
-# tools/dataload, find, find-q, find-ref, read, issue, revoke and counts at
+# tools/dataload, find, find-q, find-ref, read, issue, revoke, counts and counts-product at
 # ADMIN_RATE a second, below the keys' budget; with MIXED=1, mixed (issue,
 # activate, revoke, reinstate and deactivate in one organization, closed loop
 # at CONCURRENCY), and with MATRIX=0 without the status and activate runs.
@@ -190,7 +190,7 @@ dataset() {
 	time /tmp/dataload -database-url "$db_url" -org bench -product "$DATASET_PRODUCT" -licences "$DATASET_N" $DATALOAD_ARGS
 	[[ -n $server_pid ]] || launch
 	local s
-	for s in find find-q find-ref read issue revoke counts; do
+	for s in find find-q find-ref read issue revoke counts counts-product; do
 		lg "$e-ds-$s" -scenario "$s" -dataset "$DATASET_N" -dataset-product "$DATASET_PRODUCT" -sample "$SAMPLE" \
 			-rate "$ADMIN_RATE" -concurrency 8 -duration "$DURATION"
 	done

@@ -26,7 +26,7 @@ func datasetPrefix(k int) string { return fmt.Sprintf("load-%05d", k) }
 // need licence keys.
 func usesDataset(scenario string) bool {
 	switch scenario {
-	case "find", "find-q", "find-ref", "read", "revoke", "counts", "issue":
+	case "find", "find-q", "find-ref", "read", "revoke", "counts", "counts-product", "issue":
 		return true
 	}
 	return false

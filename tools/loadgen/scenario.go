@@ -10,7 +10,7 @@ import (
 )
 
 // scenarios are the scenario names, in the order usage lists them.
-var scenarios = []string{"status", "activate", "find", "find-q", "find-ref", "read", "issue", "revoke", "counts", "mixed"}
+var scenarios = []string{"status", "activate", "find", "find-q", "find-ref", "read", "issue", "revoke", "counts", "counts-product", "mixed"}
 
 // scenarioOf returns the requests scenario makes on f. Administration
 // requests take the keys in turn.
@@ -63,6 +63,9 @@ func scenarioOf(name string, f *fixture, keys *keyRing) (scenarioFunc, error) {
 		return func(uint64) request {
 			return admin(http.MethodGet, "/v1/admin/licences/counts", nil)
 		}, nil
+	case "counts-product":
+		path := "/v1/admin/licences/counts?product_id=" + url.QueryEscape(f.productID)
+		return func(uint64) request { return admin(http.MethodGet, path, nil) }, nil
 	case "mixed":
 		return f.mixed(admin), nil
 	}

@@ -37,6 +37,7 @@ func TestDatasetScenarios(t *testing.T) {
 		{"read", "GET", regexp.MustCompile(`^/v1/admin/licences/id[0-2]$`)},
 		{"revoke", "POST", regexp.MustCompile(`^/v1/admin/licences/id[0-2]/revoke$`)},
 		{"counts", "GET", regexp.MustCompile(`^/v1/admin/licences/counts$`)},
+		{"counts-product", "GET", regexp.MustCompile(`^/v1/admin/licences/counts\?product_id=ds$`)},
 		{"issue", "POST", regexp.MustCompile(`^/v1/admin/licences$`)},
 	} {
 		t.Run(tt.scenario, func(t *testing.T) {

@@ -15,3 +15,6 @@ func Exec(ctx context.Context, t store.Tx, sql string) error {
 
 // TxAttempts is how many times InTx runs a transaction at most.
 const TxAttempts = txAttempts
+
+// SinceSQL is sinceSQL, for the plan tests.
+var SinceSQL = sinceSQL

@@ -113,6 +113,22 @@ func (r reader) snapshot(ctx context.Context, fn func(r reader) error) error {
 	return tx.Commit()
 }
 
+// sinceSQL counts the licences issued, and revoked, since :since, of the
+// organization :org or, with product, of its product :product. Each count
+// is one range of an index that holds every column it reads
+// (licences_by_issue, licences_revoked, and with a product
+// licences_by_product_issue, licences_product_revoked), so it never reads
+// the licences themselves.
+func sinceSQL(product bool) string {
+	and := ""
+	if product {
+		and = " AND product_id = :product"
+	}
+	return `SELECT
+		(SELECT count(*) FROM licences WHERE org_id = :org AND issued_at >= :since` + and + `),
+		(SELECT count(*) FROM licences WHERE org_id = :org AND status = 'revoked' AND status_changed_at >= :since` + and + `)`
+}
+
 func (r reader) CountLicences(ctx context.Context, orgID string, productID *string, since, now time.Time) (*store.LicenceCounts, error) {
 	var c store.LicenceCounts
 	err := r.snapshot(ctx, func(r reader) error {
@@ -120,14 +136,11 @@ func (r reader) CountLicences(ctx context.Context, orgID string, productID *stri
 		if c, err = r.tally(ctx, orgID, productID, now); err != nil {
 			return err
 		}
-		product, args := "", []any{sql.Named("org", orgID), sql.Named("since", store.Millis(since))}
+		args := []any{sql.Named("org", orgID), sql.Named("since", store.Millis(since))}
 		if productID != nil {
-			product, args = " AND product_id = :product", append(args, sql.Named("product", *productID))
+			args = append(args, sql.Named("product", *productID))
 		}
-		return r.q.QueryRowContext(ctx, `SELECT
-			(SELECT count(*) FROM licences WHERE org_id = :org AND issued_at >= :since`+product+`),
-			(SELECT count(*) FROM licences WHERE org_id = :org AND status = 'revoked' AND status_changed_at >= :since`+product+`)`,
-			args...).Scan(&c.IssuedSince, &c.RevokedSince)
+		return r.q.QueryRowContext(ctx, sinceSQL(productID != nil), args...).Scan(&c.IssuedSince, &c.RevokedSince)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("count licences: %w", err)

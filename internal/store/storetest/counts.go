@@ -77,6 +77,12 @@ type countModel struct {
 	rng      *rand.Rand
 	orgs     []string
 	products map[string][]string // by organization
+	// alsoAsked are products counted under an organization besides those
+	// its licences are drawn from: one holding none, and another
+	// organization's, whose licences must not count.
+	alsoAsked map[string][]string
+	// seen notes, by product, the cases its counts were checked with.
+	seen     map[string]map[string]bool
 	licences []*licentia.Licence
 	live     map[string][]*licentia.Activation
 	freed    []*licentia.Activation
@@ -209,24 +215,31 @@ func (m *countModel) isLive(licenceID, machine string) bool {
 	return false
 }
 
+// deactivate frees the oldest live machine of a random licence holding
+// some, drawn in the order of m.licences so that the seed decides which.
 func (m *countModel) deactivate() {
-	for id, as := range m.live {
-		if len(as) == 0 {
-			continue
+	var holding []string
+	for _, l := range m.licences {
+		if len(m.live[l.ID]) > 0 {
+			holding = append(holding, l.ID)
 		}
-		a := as[0]
-		var changed bool
-		inTx(m.t, m.s, func(tx store.Tx) error {
-			var err error
-			_, changed, err = tx.DeactivateActivation(m.t.Context(), a.OrgID, a.ID, m.instant())
-			return err
-		})
-		if !changed {
-			m.t.Errorf("DeactivateActivation(live) changed = false, want true")
-		}
-		m.live[id], m.freed = as[1:], append(m.freed, a)
+	}
+	if len(holding) == 0 {
 		return
 	}
+	id := holding[m.rng.IntN(len(holding))]
+	as := m.live[id]
+	a := as[0]
+	var changed bool
+	inTx(m.t, m.s, func(tx store.Tx) error {
+		var err error
+		_, changed, err = tx.DeactivateActivation(m.t.Context(), a.OrgID, a.ID, m.instant())
+		return err
+	})
+	if !changed {
+		m.t.Errorf("DeactivateActivation(live) changed = false, want true")
+	}
+	m.live[id], m.freed = as[1:], append(m.freed, a)
 }
 
 func (m *countModel) update(l *licentia.Licence, change func(u *licentia.Licence)) {
@@ -259,25 +272,34 @@ func (m *countModel) anonymise(l *licentia.Licence) {
 	m.live[l.ID] = nil
 }
 
+// sinces are the since values counts are asked with: before every issue
+// and change, between them, at the instants some share, and after all.
+var sinces = []time.Time{
+	base.Add(-3 * time.Hour), base.Add(-90 * time.Minute), base.Add(-time.Millisecond), base,
+	base.Add(time.Millisecond), base.Add(3 * time.Hour), base.Add(5 * time.Hour),
+}
+
 // check compares every count with the brute-force one, for each
-// organization and product, at now values around every boundary.
+// organization and product, at now values around every boundary. Each
+// organization and product is asked with every since in turn.
 func (m *countModel) check(label string, nows ...time.Time) {
 	t, ctx := m.t, m.t.Context()
 	t.Helper()
 	live := m.liveCounts()
+	m.noteVariety(live)
 	for _, orgID := range m.orgs {
-		products := append([]*string{nil}, ptrs(m.products[orgID])...)
-		for _, now := range nows {
+		products := append([]*string{nil}, ptrs(append(m.products[orgID], m.alsoAsked[orgID]...))...)
+		for j, now := range nows {
 			for i, productID := range products {
-				since := []time.Time{base.Add(-90 * time.Minute), base}[i%2]
+				since := sinces[(i+j)%len(sinces)]
 				want := BruteCounts(m.licences, live, orgID, productID, since, now)
 				got, err := m.s.CountLicences(ctx, orgID, productID, since, now)
 				if err != nil {
 					t.Fatalf("%s: CountLicences() error = %v", label, err)
 				}
 				if diff := cmp.Diff(want, *got); diff != "" {
-					t.Errorf("%s: CountLicences(product %v, now %s) mismatch (-brute force +got):\n%s",
-						label, deref(productID), now.Format(time.RFC3339Nano), diff)
+					t.Errorf("%s: CountLicences(product %v, since %s, now %s) mismatch (-brute force +got):\n%s",
+						label, deref(productID), since.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano), diff)
 				}
 			}
 			want := brutePlanCount(m.licences, orgID, now)
@@ -316,6 +338,43 @@ func (m *countModel) sweep(now time.Time, batch int) {
 	m.t.Fatalf("SweepLicences(%s, %d) never reached now", now, batch)
 }
 
+// noteVariety notes the cases the licences of each product hold at base.
+func (m *countModel) noteVariety(live map[string]int64) {
+	if m.seen == nil {
+		m.seen = map[string]map[string]bool{}
+	}
+	for _, l := range m.licences {
+		seen := m.seen[l.ProductID]
+		if seen == nil {
+			seen = map[string]bool{}
+			m.seen[l.ProductID] = seen
+		}
+		state := l.DerivedState(base)
+		seen[string(state)] = true
+		seen[string(l.Term())] = true
+		seen[string(l.Source)] = true
+		seen["lapsed"] = seen["lapsed"] || (l.Status == licentia.StatusActive && state == licentia.StateExpired)
+		seen["anonymised"] = seen["anonymised"] || l.AnonymisedAt != nil
+		seen["live machines"] = seen["live machines"] || (live[l.ID] > 0 && (state == licentia.StateActive || state == licentia.StateTrial))
+	}
+}
+
+// checkVariety fails the test when the licences of a product of the first
+// organization held no case its counts must get right at any check, so
+// that a change of the random mix cannot quietly leave the counts of one
+// product untested.
+func (m *countModel) checkVariety() {
+	m.t.Helper()
+	for _, productID := range m.products[m.orgs[0]] {
+		for _, want := range []string{"active", "trial", "expired", "revoked", "lapsed", "perpetual", "term", "subscription",
+			"admin", "provider", "anonymised", "live machines"} {
+			if !m.seen[productID][want] {
+				m.t.Errorf("product %s held no licence that is %s at base: the counts of one product go untested there", productID, want)
+			}
+		}
+	}
+}
+
 func ptrs(ss []string) []*string {
 	out := make([]*string, len(ss))
 	for i := range ss {
@@ -333,16 +392,21 @@ func deref(s *string) string {
 
 // testCountLicences holds CountLicences and PlanLicenceCount to a brute-force
 // count over a random mix of licences and changes, before and after sweeps,
-// with the watermark behind and ahead of now, and sweeps in small batches.
+// with the watermark behind and ahead of now, and sweeps in small batches;
+// for each organization, each product, a product with no licences and
+// another organization's product.
 func testCountLicences(t *testing.T, s store.Store) {
 	o, p1 := licenceSetup(t, s, "acme")
 	p2 := newProduct(o.ID, "acme-two", "ACMETWO")
 	createProducts(t, s, p2)
+	empty := newProduct(o.ID, "acme-empty", "ACMEEMPTY")
+	createProducts(t, s, empty)
 	other, theirProduct := licenceSetup(t, s, "other")
 	m := &countModel{
 		t: t, s: s, rng: rand.New(rand.NewPCG(2026, 3)), orgs: []string{o.ID, other.ID},
-		products: map[string][]string{o.ID: {p1.ID, p2.ID}, other.ID: {theirProduct.ID}},
-		live:     map[string][]*licentia.Activation{},
+		products:  map[string][]string{o.ID: {p1.ID, p2.ID}, other.ID: {theirProduct.ID}},
+		alsoAsked: map[string][]string{o.ID: {empty.ID, theirProduct.ID}, other.ID: {p1.ID}},
+		live:      map[string][]*licentia.Activation{},
 	}
 	for range 6 {
 		m.issue(10)
@@ -372,4 +436,5 @@ func testCountLicences(t *testing.T, s store.Store) {
 	m.sweep(base.Add(5*time.Hour), 3)
 	m.check("swept in batches of 3", nows...)
 	m.checkStored()
+	m.checkVariety()
 }

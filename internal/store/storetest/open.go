@@ -56,7 +56,7 @@ func OpenPostgres(t *testing.T) store.Store {
 // of PostgresURLVar with search_path set to it, so every connection opened
 // with the URL works in that schema. The schema is dropped when the test
 // ends, after any cleanup registered later (such as closing a store).
-func PostgresURL(t *testing.T) string {
+func PostgresURL(t testing.TB) string {
 	t.Helper()
 	raw := os.Getenv(PostgresURLVar)
 	if raw == "" {
@@ -78,7 +78,7 @@ func PostgresURL(t *testing.T) string {
 
 // admin runs one statement on its own connection. It does not use
 // t.Context(), which is already cancelled when cleanups run.
-func admin(t *testing.T, dsn, stmt string) {
+func admin(t testing.TB, dsn, stmt string) {
 	t.Helper()
 	ctx := context.WithoutCancel(t.Context())
 	conn, err := pgx.Connect(ctx, dsn)
