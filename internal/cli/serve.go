@@ -80,12 +80,13 @@ func NewApp(ctx context.Context, env Env) (*App, error) {
 		Activation: activation.New(activation.Options{
 			Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
 		}),
-		Auth:           auth.NewAuthenticator(st, clk),
-		Limiter:        limiter,
-		Ready:          ready,
-		Clock:          clk,
-		Logger:         log,
-		TrustedProxies: cfg.TrustedProxies,
+		Auth:            auth.NewAuthenticator(st, clk),
+		Limiter:         limiter,
+		Ready:           ready,
+		DatabaseTimeout: cfg.DatabaseTimeout,
+		Clock:           clk,
+		Logger:          log,
+		TrustedProxies:  cfg.TrustedProxies,
 	})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
