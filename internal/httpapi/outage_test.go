@@ -130,3 +130,36 @@ func (e *testEnv) sendGuarded(t *testing.T, c call) *resp {
 	checkConventions(t, c, r)
 	return r
 }
+
+// pingDeadline is a store that records the deadline of the context its Ping
+// is given.
+type pingDeadline struct {
+	store.Store
+	mu       sync.Mutex
+	deadline time.Time
+}
+
+func (s *pingDeadline) Ping(ctx context.Context) error {
+	s.mu.Lock()
+	s.deadline, _ = ctx.Deadline()
+	s.mu.Unlock()
+	return s.Store.Ping(ctx)
+}
+
+// TestReadyzDeadline: /readyz gives its checks at most one second, however
+// long the database timeout of other requests is, so an orchestrator's probe
+// gets an answer before it gives up.
+func TestReadyzDeadline(t *testing.T) {
+	rec := &pingDeadline{}
+	e := newTestEnvWith(t, envOptions{databaseTimeout: time.Minute, wrapStore: func(s store.Store) store.Store {
+		rec.Store = s
+		return rec
+	}})
+	e.run(t, scenario{call: call{method: "GET", path: "/readyz"}, wantStatus: http.StatusOK})
+	after := time.Now()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.deadline.IsZero() || rec.deadline.After(after.Add(time.Second)) {
+		t.Errorf("Ping() deadline = %v, want one at most 1 s after the request (answered at %v)", rec.deadline, after)
+	}
+}
