@@ -217,7 +217,7 @@ func newLimiter(cfg config.Config, clk clock.Clock, log *slog.Logger) (ratelimit
 	if cfg.RedisURL == "" {
 		return local, nil, nil
 	}
-	r, err := ratelimit.NewRedis(ratelimit.RedisOptions{URL: cfg.RedisURL})
+	r, err := ratelimit.NewRedis(ratelimit.RedisOptions{URL: cfg.RedisURL, Logger: log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("LICENTIA_REDIS_URL: %w", err)
 	}
