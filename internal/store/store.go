@@ -18,7 +18,8 @@ type Store interface {
 	// InTx runs fn in one transaction, committed when fn returns nil and
 	// rolled back otherwise.
 	InTx(ctx context.Context, fn func(tx Tx) error) error
-	// Ping reports whether the database answers.
+	// Ping reports whether the database answers; on SQLite, whether its
+	// disk has room for writes too.
 	Ping(ctx context.Context) error
 	Close() error
 }
