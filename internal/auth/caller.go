@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -57,7 +58,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (*Calle
 		return nil, errUnauthorized
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("identify caller %s: %w", prefix, err)
 	}
 	if !HashMatches(token, k.Hash) || !k.IsLive(a.clock.Now()) {
 		return nil, errUnauthorized

@@ -87,12 +87,13 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		Activation: activation.New(activation.Options{
 			Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
 		}),
-		Auth:           auth.NewAuthenticator(st, clk),
-		Limiter:        limiter,
-		Ready:          ready,
-		Clock:          clk,
-		Logger:         log,
-		TrustedProxies: cfg.TrustedProxies,
+		Auth:            auth.NewAuthenticator(st, clk),
+		Limiter:         limiter,
+		Ready:           ready,
+		DatabaseTimeout: cfg.DatabaseTimeout,
+		Clock:           clk,
+		Logger:          log,
+		TrustedProxies:  cfg.TrustedProxies,
 	})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -220,7 +221,7 @@ func newLimiter(cfg config.Config, clk clock.Clock, log *slog.Logger) (ratelimit
 	if cfg.RedisURL == "" {
 		return local, nil, nil
 	}
-	r, err := ratelimit.NewRedis(ratelimit.RedisOptions{URL: cfg.RedisURL})
+	r, err := ratelimit.NewRedis(ratelimit.RedisOptions{URL: cfg.RedisURL, Logger: log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("LICENTIA_REDIS_URL: %w", err)
 	}

@@ -17,6 +17,12 @@ import (
 // a few days, short enough that a revocation reaches an offline machine soon.
 const DefaultVerdictValidity = 7 * 24 * time.Hour
 
+// DefaultDatabaseTimeout bounds a request's database work when
+// LICENTIA_DATABASE_TIMEOUT is unset: far above any answer's time on a
+// healthy database, short enough that a frozen one (a network partition)
+// gets an answer, not a hang.
+const DefaultDatabaseTimeout = 5 * time.Second
+
 // Config is the service's configuration.
 type Config struct {
 	DatabaseURL     string
@@ -28,6 +34,8 @@ type Config struct {
 	TrustedProxies  []netip.Prefix
 	PlansFile       string
 	VerdictValidity time.Duration
+	// DatabaseTimeout bounds each request's database work.
+	DatabaseTimeout time.Duration
 	// DebugListen, when set, is a loopback address serving the Go
 	// profiler (/debug/pprof/) for diagnosing a running process.
 	DebugListen string
@@ -50,6 +58,7 @@ func Load(getenv func(string) string) (Config, error) {
 		DatabaseURL:     getenv("LICENTIA_DATABASE_URL"),
 		DebugListen:     getenv("LICENTIA_DEBUG_LISTEN"),
 		VerdictValidity: DefaultVerdictValidity,
+		DatabaseTimeout: DefaultDatabaseTimeout,
 	}
 	if c.DataDir == "" {
 		c.DataDir = "./data"
@@ -91,6 +100,13 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.VerdictValidity = d
 	}
+	if v := getenv("LICENTIA_DATABASE_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			problems = append(problems, "LICENTIA_DATABASE_TIMEOUT must be a positive Go duration such as 5s")
+		}
+		c.DatabaseTimeout = d
+	}
 	if c.DebugListen != "" && !isLoopback(c.DebugListen) {
 		problems = append(problems, "LICENTIA_DEBUG_LISTEN must be a loopback address such as 127.0.0.1:6060")
 	}
@@ -119,6 +135,7 @@ func (c Config) Redacted() map[string]any {
 		"trusted_proxies":  len(c.TrustedProxies),
 		"plans_file":       c.PlansFile,
 		"verdict_validity": c.VerdictValidity.String(),
+		"database_timeout": c.DatabaseTimeout.String(),
 		"debug_listen":     c.DebugListen,
 	}
 }

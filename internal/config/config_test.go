@@ -31,12 +31,16 @@ func TestLoadDefaults(t *testing.T) {
 		Listen:          "127.0.0.1:8080",
 		DatabaseURL:     "sqlite:" + filepath.Join("./data", "licentia.db"),
 		VerdictValidity: config.DefaultVerdictValidity,
+		DatabaseTimeout: config.DefaultDatabaseTimeout,
 	}
 	if diff := cmp.Diff(want, got, prefixes); diff != "" {
 		t.Errorf("Load() defaults mismatch (-want +got):\n%s", diff)
 	}
 	if config.DefaultVerdictValidity != 7*24*time.Hour {
 		t.Errorf("DefaultVerdictValidity = %v, want the documented 168h", config.DefaultVerdictValidity)
+	}
+	if config.DefaultDatabaseTimeout != 5*time.Second {
+		t.Errorf("DefaultDatabaseTimeout = %v, want the documented 5s", config.DefaultDatabaseTimeout)
 	}
 }
 
@@ -62,6 +66,7 @@ func TestLoadEveryVariable(t *testing.T) {
 		"LICENTIA_TRUSTED_PROXIES":  "10.1.2.3/8, 192.168.0.0/16,,2001:db8::1/32",
 		"LICENTIA_PLANS_FILE":       "/etc/licentia/plans.json",
 		"LICENTIA_VERDICT_VALIDITY": "36h",
+		"LICENTIA_DATABASE_TIMEOUT": "750ms",
 		"LICENTIA_WEBHOOK_RESOLVE":  "hooks.example.com:443:127.0.0.1:8443, [::1]:443:[::1]:9443",
 		"LICENTIA_WEBHOOK_CA_FILE":  "/tmp/ca.pem",
 		"LICENTIA_DEBUG_LISTEN":     "127.0.0.1:6060",
@@ -84,6 +89,7 @@ func TestLoadEveryVariable(t *testing.T) {
 		},
 		PlansFile:       "/etc/licentia/plans.json",
 		VerdictValidity: 36 * time.Hour,
+		DatabaseTimeout: 750 * time.Millisecond,
 		WebhookResolve:  []string{"hooks.example.com:443:127.0.0.1:8443", "[::1]:443:[::1]:9443"},
 		WebhookCAFile:   "/tmp/ca.pem",
 		DebugListen:     "127.0.0.1:6060",
@@ -120,6 +126,7 @@ func TestLoadAccepted(t *testing.T) {
 		{"http base URL", "LICENTIA_BASE_URL", "http://localhost:8080"},
 		{"one proxy", "LICENTIA_TRUSTED_PROXIES", "127.0.0.1/32"},
 		{"validity in minutes", "LICENTIA_VERDICT_VALIDITY", "90m"},
+		{"database timeout in milliseconds", "LICENTIA_DATABASE_TIMEOUT", "300ms"},
 		{"debug on loopback", "LICENTIA_DEBUG_LISTEN", "127.0.0.1:6060"},
 		{"debug on IPv6 loopback", "LICENTIA_DEBUG_LISTEN", "[::1]:6060"},
 		{"debug on localhost", "LICENTIA_DEBUG_LISTEN", "localhost:0"},
@@ -151,6 +158,8 @@ func TestLoadRefused(t *testing.T) {
 		{"validity negative", "LICENTIA_VERDICT_VALIDITY", "-1h"},
 		{"validity in days", "LICENTIA_VERDICT_VALIDITY", "7d"},
 		{"validity without unit", "LICENTIA_VERDICT_VALIDITY", "3600"},
+		{"database timeout zero", "LICENTIA_DATABASE_TIMEOUT", "0s"},
+		{"database timeout without unit", "LICENTIA_DATABASE_TIMEOUT", "5"},
 		{"debug on every address", "LICENTIA_DEBUG_LISTEN", "0.0.0.0:6060"},
 		{"debug without host", "LICENTIA_DEBUG_LISTEN", ":6060"},
 		{"debug on a public address", "LICENTIA_DEBUG_LISTEN", "192.0.2.1:6060"},
@@ -267,6 +276,7 @@ func TestRedactedShowsSettings(t *testing.T) {
 		"trusted_proxies":  2,
 		"plans_file":       "",
 		"verdict_validity": "24h0m0s",
+		"database_timeout": "5s",
 		"debug_listen":     "",
 	}
 	if diff := cmp.Diff(want, c.Redacted()); diff != "" {

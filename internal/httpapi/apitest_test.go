@@ -99,6 +99,9 @@ type envOptions struct {
 	// noBaseURL serves without LICENTIA_BASE_URL: every webhook route
 	// answers 503 webhooks_not_configured.
 	noBaseURL bool
+	// databaseTimeout, when set, bounds each request's work instead of the
+	// default.
+	databaseTimeout time.Duration
 	// webhooks adds a delivery worker and a TLS receiver on loopback that
 	// receiverHost (and silentHost, which never answers) are pinned to; the
 	// worker trusts only the receiver's certificate.
@@ -160,12 +163,13 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 		Activation: activation.New(activation.Options{
 			Store: served, Clock: clk, Keys: keys, Catalogue: cat, Validity: verdictValidity, Logger: log,
 		}),
-		Auth:           auth.NewAuthenticator(served, clk),
-		Limiter:        limiter,
-		Clock:          clk,
-		Logger:         log,
-		TrustedProxies: o.trustedProxies,
-		Ready:          o.ready,
+		Auth:            auth.NewAuthenticator(served, clk),
+		Limiter:         limiter,
+		Clock:           clk,
+		Logger:          log,
+		TrustedProxies:  o.trustedProxies,
+		Ready:           o.ready,
+		DatabaseTimeout: o.databaseTimeout,
 	})
 	if o.setup != nil {
 		o.setup(api)

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/licentia/licentia/internal/licentia"
@@ -12,9 +13,12 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
 }
 
 // readyz answers 200 when the database answers and every optional
-// dependency is well, and 503 service_unavailable otherwise.
+// dependency is well, and 503 service_unavailable otherwise, within
+// readyTimeout: an orchestrator probing a frozen database gets an answer.
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
-	if err := s.store.Ping(r.Context()); err != nil {
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
 		return &licentia.Error{Code: licentia.CodeServiceUnavailable, Message: "The database does not answer.", Err: err}
 	}
 	if s.ready != nil {

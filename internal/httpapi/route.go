@@ -21,6 +21,14 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		caller, authErr := s.auth.Authenticate(r.Context(), authorization(r.Header))
+		if authErr != nil && licentia.ErrorCode(authErr) != licentia.CodeUnauthorized {
+			// The key could not be read (the database failed or did not
+			// answer in time): a server error, counted against nobody. Counted
+			// by address, every key behind one address would share a bucket
+			// and be refused 429 for an outage that is not theirs.
+			s.writeError(w, r, authErr)
+			return
+		}
 		subject := "addr:" + s.clientAddr(r)
 		if authErr == nil {
 			subject = "key:" + caller.KeyID

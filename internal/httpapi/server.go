@@ -40,7 +40,14 @@ type Options struct {
 	// Ready reports problems that make the service not ready (beyond the
 	// database), such as an unreachable shared rate limiter.
 	Ready func() error
+	// DatabaseTimeout bounds each request's work, its store calls above
+	// all; 0 means DefaultDatabaseTimeout.
+	DatabaseTimeout time.Duration
 }
+
+// DefaultDatabaseTimeout is the deadline of a request's work when Options
+// sets none.
+const DefaultDatabaseTimeout = 5 * time.Second
 
 // Server is the HTTP interface.
 type Server struct {
@@ -53,6 +60,7 @@ type Server struct {
 	log        *slog.Logger
 	proxies    []netip.Prefix
 	ready      func() error
+	timeout    time.Duration
 	mux        *http.ServeMux
 	handler    http.Handler
 }
@@ -61,10 +69,13 @@ type Server struct {
 func New(o Options) *Server {
 	s := &Server{
 		store: o.Store, admin: o.Admin, activation: o.Activation, auth: o.Auth, limiter: o.Limiter, clock: o.Clock,
-		log: o.Logger, proxies: o.TrustedProxies, ready: o.Ready, mux: http.NewServeMux(),
+		log: o.Logger, proxies: o.TrustedProxies, ready: o.Ready, timeout: o.DatabaseTimeout, mux: http.NewServeMux(),
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultDatabaseTimeout
 	}
 	s.routes()
-	s.handler = s.middleware(http.HandlerFunc(s.dispatch))
+	s.handler = s.middleware(s.withDeadline(http.HandlerFunc(s.dispatch)))
 	return s
 }
 

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,6 +41,8 @@ type RedisOptions struct {
 	Prefix string
 	// Timeout bounds each count; by default 200 ms.
 	Timeout time.Duration
+	// Logger, when set, receives what the Redis client logs.
+	Logger *slog.Logger
 }
 
 var _ Limiter = (*Redis)(nil)
@@ -58,6 +61,11 @@ func NewRedis(o RedisOptions) (*Redis, error) {
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = o.Timeout, o.Timeout, o.Timeout
 	opts.MaxRetries = 0
+	if o.Logger != nil {
+		// go-redis has one logger for the whole process; serve makes one
+		// limiter, so it is this one's.
+		redis.SetLogger(redisLogger{log: o.Logger, password: opts.Password})
+	}
 	return &Redis{client: redis.NewClient(opts), prefix: o.Prefix, timeout: o.Timeout}, nil
 }
 

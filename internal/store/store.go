@@ -21,7 +21,8 @@ type Store interface {
 	// or a serialization failure: fn sets everything it hands out afresh
 	// on each run.
 	InTx(ctx context.Context, fn func(tx Tx) error) error
-	// Ping reports whether the database answers.
+	// Ping reports whether the database answers; on SQLite, whether its
+	// disk has room for writes too.
 	Ping(ctx context.Context) error
 	Close() error
 }

@@ -48,9 +48,16 @@ var _ store.Store = (*DB)(nil)
 // database has CPU to spare. Connections open on demand.
 const defaultMaxConns = 16
 
+// defaultConnectTimeout bounds opening a connection, TCP and start-up
+// together, when the URL sets no connect_timeout. pgx sets none: against a
+// database that accepts but never answers (a network partition), a pool
+// would wait forever for each connection it opens.
+const defaultConnectTimeout = 5 * time.Second
+
 // Open connects to the database at url (postgres://...) and applies any
 // pending migrations. Parameters pgx knows, search_path among them, may be
-// given in the URL's query; pool_max_conns defaults to defaultMaxConns.
+// given in the URL's query; pool_max_conns defaults to defaultMaxConns and
+// connect_timeout to defaultConnectTimeout.
 func Open(ctx context.Context, url string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -58,6 +65,9 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	}
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = defaultMaxConns
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

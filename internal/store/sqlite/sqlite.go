@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"path/filepath"
 	"sync"
 
 	"github.com/pressly/goose/v3"
@@ -31,6 +32,7 @@ type DB struct {
 	write     *sql.DB
 	read      *sql.DB
 	writer    *groupWriter
+	path      string
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -80,7 +82,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// loses its prepared statements.
 	read.SetMaxOpenConns(readers)
 	read.SetMaxIdleConns(readers)
-	db := &DB{reader: reader{q: pool{read, newStmts(read)}}, write: write, read: read,
+	db := &DB{reader: reader{q: pool{read, newStmts(read)}}, write: write, read: read, path: path,
 		writer: newGroupWriter(write, newStmts(write), ckpt)}
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
@@ -115,10 +117,18 @@ func (db *DB) Close() error {
 	return db.closeErr
 }
 
-// Ping reports whether the database answers.
+// Ping reports whether the database answers and its disk has room for
+// writes. A full disk, the usual failure of a database in one file, leaves
+// reads working while commits fail, so a read alone would call it healthy.
+// A write probe would not tell either: SQLite first fills space the WAL
+// file already holds, so a probe commits or fails by chance while the
+// disk is full. The free space tells at once, and costs one system call.
 func (db *DB) Ping(ctx context.Context) error {
 	var one int
-	return db.read.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+	if err := db.read.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return err
+	}
+	return checkRoom(filepath.Dir(db.path))
 }
 
 // InTx runs fn as one transaction on the writer connection, in a BEGIN
