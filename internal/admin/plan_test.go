@@ -17,15 +17,17 @@ func smallPlans() licentia.Plans {
 	return licentia.Plans{licentia.PlanFree: {ActiveLicences: 3, Products: 2, APIKeys: 2, Integrations: 1, WebhookEndpoints: 2, TeamPlaces: 1}}
 }
 
-// planResources are the resources a plan limits, each with the operation
-// that takes one place; the i-th call of take makes a new one. held is how
-// many places serviceFixture already holds (its product).
-var planResources = []struct {
+// planResource is a resource a plan limits, with the operation that takes
+// one place; the i-th call of take makes a new one. held is how many places
+// serviceFixture already holds (its product).
+type planResource struct {
 	resource string
 	limit    func(licentia.Limits) int64
 	held     int64
 	take     func(t *testing.T, svc *admin.Service, orgID string, i int) error
-}{
+}
+
+var planResources = []planResource{
 	{"active_licences", func(l licentia.Limits) int64 { return l.ActiveLicences }, 0, func(t *testing.T, svc *admin.Service, orgID string, _ int) error {
 		_, err := issue(t, svc, orgID)
 		return err
@@ -60,27 +62,36 @@ func wantPlanLimit(t *testing.T, what string, err error, resource string, limit 
 	}
 }
 
+// eachResource runs fn for each resource a plan limits, on each engine,
+// once the organization of serviceFixture under smallPlans has taken all
+// but free places of it through its operation.
+func eachResource(t *testing.T, free int64, fn func(t *testing.T, svc *admin.Service, orgID string, r planResource, limit int64)) {
+	limits := smallPlans()[licentia.PlanFree]
+	for _, r := range planResources {
+		t.Run(r.resource, func(t *testing.T) {
+			engines(t, func(t *testing.T, st store.Store) {
+				svc, o := serviceFixture(t, st, smallPlans(), licentia.PlanFree)
+				limit := r.limit(limits)
+				for i := range int(limit - r.held - free) {
+					if err := r.take(t, svc, o.ID, i); err != nil {
+						t.Fatalf("place %d of %d: error = %v", int64(i)+r.held+1, limit, err)
+					}
+				}
+				fn(t, svc, o.ID, r, limit)
+			})
+		})
+	}
+}
+
 // TestPlanLimitEachResource fills each resource a plan limits through its
 // operation: every place up to the limit is taken, the next is refused
 // with the plan, the resource, the limit and the count, and writes nothing.
 func TestPlanLimitEachResource(t *testing.T) {
-	limits := smallPlans()[licentia.PlanFree]
-	for _, tt := range planResources {
-		t.Run(tt.resource, func(t *testing.T) {
-			engines(t, func(t *testing.T, st store.Store) {
-				svc, o := serviceFixture(t, st, smallPlans(), licentia.PlanFree)
-				limit := tt.limit(limits)
-				for i := range int(limit - tt.held) {
-					if err := tt.take(t, svc, o.ID, i); err != nil {
-						t.Fatalf("place %d of %d: error = %v", int64(i)+tt.held+1, limit, err)
-					}
-				}
-				for i := range 2 {
-					wantPlanLimit(t, fmt.Sprintf("call %d past the limit", i+1), tt.take(t, svc, o.ID, int(limit)+i), tt.resource, limit)
-				}
-			})
-		})
-	}
+	eachResource(t, 0, func(t *testing.T, svc *admin.Service, orgID string, r planResource, limit int64) {
+		for i := range 2 {
+			wantPlanLimit(t, fmt.Sprintf("call %d past the limit", i+1), r.take(t, svc, orgID, int(limit)+i), r.resource, limit)
+		}
+	})
 }
 
 // TestPlanLimitReinstate: reinstating counts like an issue, with the same

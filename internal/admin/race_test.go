@@ -133,21 +133,9 @@ func racePlace(t *testing.T, what string, take func(i int) error) {
 // Of several callers racing for the plan's last place of any resource,
 // exactly one wins.
 func TestPlanRaceForLastPlace(t *testing.T) {
-	limits := smallPlans()[licentia.PlanFree]
-	for _, tt := range planResources {
-		t.Run(tt.resource, func(t *testing.T) {
-			engines(t, func(t *testing.T, st store.Store) {
-				svc, o := serviceFixture(t, st, smallPlans(), licentia.PlanFree)
-				limit := tt.limit(limits)
-				for i := range int(limit - tt.held - 1) {
-					if err := tt.take(t, svc, o.ID, i); err != nil {
-						t.Fatal(err)
-					}
-				}
-				racePlace(t, tt.resource, func(i int) error { return tt.take(t, svc, o.ID, int(limit)+i) })
-			})
-		})
-	}
+	eachResource(t, 1, func(t *testing.T, svc *admin.Service, orgID string, r planResource, limit int64) {
+		racePlace(t, r.resource, func(i int) error { return r.take(t, svc, orgID, int(limit)+i) })
+	})
 }
 
 // Of reinstates racing for the plan's last place, exactly one wins.
