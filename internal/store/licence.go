@@ -216,7 +216,8 @@ func Window(w, now time.Time) (lo, hi time.Time) {
 
 // StateSQL returns a boolean SQL expression true when a row of licences is
 // in derived state s at the time bound to the placeholder now. It mirrors
-// licentia.Licence.DerivedState; a test holds both to the same answers.
+// licentia.StateOf; storetest's DerivedStateBoundaries holds both engines'
+// answers to licentia.Licence.DerivedState.
 func StateSQL(s licentia.State, now string) string {
 	switch s {
 	case licentia.StateRevoked:
