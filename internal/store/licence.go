@@ -177,7 +177,7 @@ func Tally(groups []StatsGroup, window []licentia.Licence, w, now time.Time) Lic
 	}
 	for i := range window {
 		l := &window[i]
-		k := KeyOf(l, w)
+		k := KeyOf(l, w) // the row it is counted in, judged as the rows above
 		counted := licentia.StateOf(k.Status, k.Lapsed, k.Trial)
 		actual := l.DerivedState(now)
 		if counted == actual {
