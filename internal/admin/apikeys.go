@@ -78,23 +78,12 @@ func (s *Service) CreateAPIKey(ctx context.Context, actor licentia.Actor, orgID 
 		k.ExpiresAt = &t
 	}
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
-		if err := tx.LockOrganization(ctx, orgID); err != nil {
-			return err
-		}
-		o, err := tx.Organization(ctx, orgID)
+		org, err := lockOrganization(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}
-		l, err := s.limits(o)
-		if err != nil {
+		if err := s.checkPlan(ctx, tx, org, resourceAPIKeys, now); err != nil {
 			return err
-		}
-		n, err := tx.CountLiveAPIKeys(ctx, orgID, now)
-		if err != nil {
-			return err
-		}
-		if n >= l.APIKeys {
-			return licentia.PlanLimit(o.Plan, "api_keys", l.APIKeys, n)
 		}
 		if err := tx.CreateAPIKey(ctx, k); err != nil {
 			return err

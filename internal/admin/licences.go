@@ -99,7 +99,8 @@ func (s *Service) IssueLicence(ctx context.Context, actor licentia.Actor, orgID 
 	}
 	var key string
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
-		if err := tx.LockOrganization(ctx, orgID); err != nil {
+		org, err := lockOrganization(ctx, tx, orgID)
+		if err != nil {
 			return err
 		}
 		p, err := tx.Product(ctx, orgID, l.ProductID)
@@ -110,7 +111,7 @@ func (s *Service) IssueLicence(ctx context.Context, actor licentia.Actor, orgID 
 		if err := checkLicenceConflicts(ctx, tx, l); err != nil {
 			return err
 		}
-		if err := s.checkLicenceRoom(ctx, tx, orgID, now); err != nil {
+		if err := s.checkPlan(ctx, tx, org, resourceActiveLicences, now); err != nil {
 			return err
 		}
 		if key, err = s.deriveKey(p, l.ID); err != nil {
@@ -152,28 +153,6 @@ func checkLicenceConflicts(ctx context.Context, tx store.Tx, l *licentia.Licence
 			Details: map[string]any{"licence_id": other.ID}}
 	case licentia.ErrorCode(err) != licentia.CodeLicenceNotFound:
 		return err
-	}
-	return nil
-}
-
-// checkLicenceRoom applies the plan's limit on active licences. The caller
-// holds the organization's lock, so of two requests racing for the last
-// place exactly one wins.
-func (s *Service) checkLicenceRoom(ctx context.Context, tx store.Tx, orgID string, now time.Time) error {
-	o, err := tx.Organization(ctx, orgID)
-	if err != nil {
-		return err
-	}
-	l, err := s.limits(o)
-	if err != nil {
-		return err
-	}
-	n, err := tx.PlanLicenceCount(ctx, orgID, now)
-	if err != nil {
-		return err
-	}
-	if n >= l.ActiveLicences {
-		return licentia.PlanLimit(o.Plan, "active_licences", l.ActiveLicences, n)
 	}
 	return nil
 }

@@ -105,13 +105,17 @@ func (s *Service) CreateProduct(ctx context.Context, actor licentia.Actor, orgID
 		CreatedAt:            now, UpdatedAt: now,
 	}
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
-		if err := tx.LockOrganization(ctx, orgID); err != nil {
+		org, err := lockOrganization(ctx, tx, orgID)
+		if err != nil {
 			return err
 		}
 		if err := checkProductNames(ctx, tx, p); err != nil {
 			return err
 		}
-		if err := s.checkProductRoom(ctx, tx, orgID, now); err != nil {
+		if err := s.checkPlan(ctx, tx, org, resourceProducts, now); err != nil {
+			return err
+		}
+		if err := checkDailyProductCap(ctx, tx, orgID, now); err != nil {
 			return err
 		}
 		master, err := s.sealingKey(ctx, tx)
@@ -169,29 +173,18 @@ func reserved(field store.ProductField, why string) error {
 	}
 }
 
-// checkProductRoom applies the plan's product limit (every product counts)
-// and then the daily cap, counted from the product rows so it holds across
-// processes. The cap's 429 carries no Retry-After.
+// checkDailyProductCap applies the daily cap on product creation, counted
+// from the product rows so it holds across processes. The cap's 429 carries
+// no Retry-After.
 //
 // The cap counts products created in the 24 hours before now: one created
 // exactly 24 hours ago has left the window. CountProducts counts from since
 // on, and times are kept to the millisecond, so since is 24 hours less 1 ms
 // ago.
-func (s *Service) checkProductRoom(ctx context.Context, tx store.Tx, orgID string, now time.Time) error {
-	o, err := tx.Organization(ctx, orgID)
+func checkDailyProductCap(ctx context.Context, tx store.Tx, orgID string, now time.Time) error {
+	_, recent, err := tx.CountProducts(ctx, orgID, now.Add(-24*time.Hour+time.Millisecond))
 	if err != nil {
 		return err
-	}
-	l, err := s.limits(o)
-	if err != nil {
-		return err
-	}
-	all, recent, err := tx.CountProducts(ctx, orgID, now.Add(-24*time.Hour+time.Millisecond))
-	if err != nil {
-		return err
-	}
-	if all >= l.Products {
-		return licentia.PlanLimit(o.Plan, "products", l.Products, all)
 	}
 	if recent >= licentia.DailyProductCap {
 		return licentia.Errorf(licentia.CodeRateLimited, "At most %d products may be created in 24 hours.", licentia.DailyProductCap)

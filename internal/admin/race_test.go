@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
@@ -27,9 +29,17 @@ func engines(t *testing.T, fn func(t *testing.T, st store.Store)) {
 	}
 }
 
-// raceFixture is a business organization with one product, served by an
-// admin Service with a real master key.
+// raceFixture is an organization on plan with one product, served by an
+// admin Service with a real master key under the default plans.
 func raceFixture(t *testing.T, st store.Store, plan licentia.PlanID) (*admin.Service, *licentia.Organization) {
+	t.Helper()
+	return serviceFixture(t, st, licentia.DefaultPlans(), plan)
+}
+
+// serviceFixture is an organization on plan with one product, race-app,
+// served by an admin Service with a real master key and a base URL (so
+// webhooks are configured) under plans.
+func serviceFixture(t *testing.T, st store.Store, plans licentia.Plans, plan licentia.PlanID) (*admin.Service, *licentia.Organization) {
 	t.Helper()
 	raw := make([]byte, signing.MasterKeySize)
 	rand.Read(raw)
@@ -37,8 +47,8 @@ func raceFixture(t *testing.T, st store.Store, plan licentia.PlanID) (*admin.Ser
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := admin.New(admin.Options{Store: st, Clock: clock.NewFake(time.Now().UTC()), Plans: licentia.DefaultPlans(),
-		Keys: signing.NewKeyring(m), Logger: slog.New(slog.DiscardHandler)})
+	svc := admin.New(admin.Options{Store: st, Clock: clock.NewFake(time.Now().UTC()), Plans: plans,
+		Keys: signing.NewKeyring(m), BaseURL: hookBaseURL, Logger: slog.New(slog.DiscardHandler)})
 	o, err := svc.CreateOrganization(t.Context(), licentia.OperatorActor, admin.NewOrganization{
 		Name: "Race", Slug: "race", Plan: plan, OwnerEmail: "owner@race.example"})
 	if err != nil {
@@ -92,6 +102,66 @@ func TestIssueRaceForLastPlace(t *testing.T) {
 		if err != nil || n != limit {
 			t.Errorf("PlanLicenceCount() = %d, %v; want %d", n, err, limit)
 		}
+	})
+}
+
+// racePlace runs 8 callers of take at once for an organization's last
+// place: exactly one wins and the others get plan_limit_reached.
+func racePlace(t *testing.T, what string, take func(i int) error) {
+	t.Helper()
+	var mu sync.Mutex
+	codes := map[licentia.Code]int{}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			code := licentia.Code("ok")
+			if err := take(i); err != nil {
+				code = licentia.ErrorCode(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			codes[code]++
+		})
+	}
+	wg.Wait()
+	want := map[licentia.Code]int{"ok": 1, licentia.CodePlanLimitReached: 7}
+	if diff := cmp.Diff(want, codes); diff != "" {
+		t.Errorf("outcomes of 8 racing %s mismatch (-want +got):\n%s", what, diff)
+	}
+}
+
+// Of several callers racing for the plan's last place of any resource,
+// exactly one wins.
+func TestPlanRaceForLastPlace(t *testing.T) {
+	eachResource(t, 1, func(t *testing.T, svc *admin.Service, orgID string, r planResource, limit int64) {
+		racePlace(t, r.resource, func(i int) error { return r.take(t, svc, orgID, int(limit)+i) })
+	})
+}
+
+// Of reinstates racing for the plan's last place, exactly one wins.
+func TestReinstateRaceForLastPlace(t *testing.T) {
+	engines(t, func(t *testing.T, st store.Store) {
+		svc, o := serviceFixture(t, st, licentia.Plans{licentia.PlanFree: {ActiveLicences: 9, Products: 1}}, licentia.PlanFree)
+		var revoked []string
+		for range 8 {
+			v, err := issue(t, svc, o.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := svc.RevokeLicence(t.Context(), licentia.OperatorActor, o.ID, v.Licence.ID, "refund"); err != nil {
+				t.Fatal(err)
+			}
+			revoked = append(revoked, v.Licence.ID)
+		}
+		for range 8 {
+			if _, err := issue(t, svc, o.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		racePlace(t, "reinstates", func(i int) error {
+			_, err := svc.ReinstateLicence(t.Context(), licentia.OperatorActor, o.ID, revoked[i], "paid")
+			return err
+		})
 	})
 }
 

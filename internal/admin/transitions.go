@@ -61,10 +61,12 @@ func (s *Service) changeStatus(ctx context.Context, actor licentia.Actor, orgID,
 	var out Change
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
 		out = Change{} // a run again starts afresh (see store.Store.InTx)
+		var org lockedOrg
 		if t.to == licentia.StatusActive {
 			// Reinstating counts against the plan: take the organization's
 			// lock first, always in the same order as issue.
-			if err := tx.LockOrganization(ctx, orgID); err != nil {
+			var err error
+			if org, err = lockOrganization(ctx, tx, orgID); err != nil {
 				return err
 			}
 		}
@@ -81,8 +83,8 @@ func (s *Service) changeStatus(ctx context.Context, actor licentia.Actor, orgID,
 		}
 		after := *before
 		after.Status, after.StatusReason, after.StatusChangedAt, after.UpdatedAt = t.to, &reason, &now, now
-		if st := after.DerivedState(now); t.to == licentia.StatusActive && (st == licentia.StateActive || st == licentia.StateTrial) {
-			if err := s.checkLicenceRoom(ctx, tx, orgID, now); err != nil {
+		if t.to == licentia.StatusActive && after.DerivedState(now).IsInForce() {
+			if err := s.checkPlan(ctx, tx, org, resourceActiveLicences, now); err != nil {
 				return err
 			}
 		}

@@ -125,23 +125,12 @@ func (s *Service) AddWebhookEndpoint(ctx context.Context, actor licentia.Actor, 
 	}
 	var secret webhooks.Secret
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
-		if err := tx.LockOrganization(ctx, orgID); err != nil {
-			return err
-		}
-		o, err := tx.Organization(ctx, orgID)
+		org, err := lockOrganization(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}
-		l, err := s.limits(o)
-		if err != nil {
+		if err := s.checkPlan(ctx, tx, org, resourceWebhookEndpoints, now); err != nil {
 			return err
-		}
-		existing, err := tx.WebhookEndpoints(ctx, orgID)
-		if err != nil {
-			return err
-		}
-		if n := int64(len(existing)); n >= l.WebhookEndpoints {
-			return licentia.PlanLimit(o.Plan, "webhook_endpoints", l.WebhookEndpoints, n)
 		}
 		if err := s.webhooksReady(); err != nil {
 			return err

@@ -73,6 +73,11 @@ const (
 	StateRevoked State = "revoked"
 )
 
+// IsInForce reports whether a licence in state s is in force, active or
+// trial: its key activates and it takes a place in the plan's count of
+// active licences.
+func (s State) IsInForce() bool { return s == StateActive || s == StateTrial }
+
 // Source says who issued a licence.
 type Source string
 
@@ -92,25 +97,35 @@ const (
 	TermSubscription Term = "subscription"
 )
 
-// DerivedState is the one place the derived state is computed in Go (the
-// engines' SQL mirrors it, see store.StateSQL, and a test holds both to the
-// same answers at the boundaries):
-//   - revoked: stored revoked;
-//   - expired: stored expired, or stored active with expires_at at or
-//     before now;
-//   - trial: stored active, not expired, trial end still ahead;
-//   - active: stored active, not expired, not a trial.
+// DerivedState is the licence's derived state at now (see StateOf).
 func (l *Licence) DerivedState(now time.Time) State {
+	return StateOf(l.Status, l.HasLapsed(now), l.TrialEndsAt != nil && l.TrialEndsAt.After(now))
+}
+
+// StateOf is the one place the derived state is decided in Go; the licence
+// counters judge their rows by it too, and the engines' SQL mirrors it (see
+// store.StateSQL, held to it by one test at the boundaries). Of a licence
+// with stored status st, lapsed when its expires_at is at or before the
+// time judged, in trial when its trial end is after it:
+//   - revoked: stored revoked;
+//   - expired: stored expired, or stored active and lapsed;
+//   - trial: stored active, not lapsed, in trial;
+//   - active: stored active, not lapsed, not in trial.
+func StateOf(st Status, lapsed, inTrial bool) State {
 	switch {
-	case l.Status == StatusRevoked:
+	case st == StatusRevoked:
 		return StateRevoked
-	case l.Status == StatusExpired, l.ExpiresAt != nil && !l.ExpiresAt.After(now):
+	case st == StatusExpired, lapsed:
 		return StateExpired
-	case l.TrialEndsAt != nil && l.TrialEndsAt.After(now):
+	case inTrial:
 		return StateTrial
 	}
 	return StateActive
 }
+
+// HasLapsed reports whether the licence's expires_at is at or before t:
+// from that instant a stored-active licence is derived expired.
+func (l *Licence) HasLapsed(t time.Time) bool { return l.ExpiresAt != nil && !l.ExpiresAt.After(t) }
 
 // Term is subscription when a provider subscription id is set, else term
 // when the licence expires, else perpetual.
@@ -128,7 +143,7 @@ func (l *Licence) Term() Term {
 // of active licences at now: derived active or trial, or a provider
 // subscription licence whose subscription ended less than 30 days ago.
 func (l *Licence) CountsInPlan(now time.Time) bool {
-	if s := l.DerivedState(now); s == StateActive || s == StateTrial {
+	if l.DerivedState(now).IsInForce() {
 		return true
 	}
 	return l.SubscriptionEndedAt != nil && now.Sub(*l.SubscriptionEndedAt) < SubscriptionGrace

@@ -125,7 +125,9 @@ func ParseWatermark(v string) (time.Time, error) {
 // KeyOf is the row licence l counts in, for sweep watermark w. Only a
 // stored-active licence is ever lapsed: the sweeper moves no other, so the
 // row of a revoked or expired licence must not depend on w, or a change made
-// after a sweep would take it off a row it was never counted in.
+// after a sweep would take it off a row it was never counted in. Trial says
+// the licence has a trial end, ahead or not: a trial ends with its key
+// (trial_ends_at is expires_at), so it is lapsed from the same instant.
 func KeyOf(l *licentia.Licence, w time.Time) StatsKey {
 	h := fnv.New32a()
 	h.Write([]byte(l.ID))
@@ -135,7 +137,7 @@ func KeyOf(l *licentia.Licence, w time.Time) StatsKey {
 		Source:    l.Source,
 		Term:      l.Term(),
 		Trial:     l.TrialEndsAt != nil,
-		Lapsed:    l.Status == licentia.StatusActive && l.ExpiresAt != nil && !l.ExpiresAt.After(w),
+		Lapsed:    l.Status == licentia.StatusActive && l.HasLapsed(w),
 		Shard:     int(h.Sum32() % StatsShards),
 	}
 }
@@ -171,22 +173,12 @@ func Tally(groups []StatsGroup, window []licentia.Licence, w, now time.Time) Lic
 		} else {
 			c.Admin += g.N
 		}
-		switch {
-		case g.Status == licentia.StatusRevoked:
-			c.Revoked += g.N
-		case g.Status == licentia.StatusExpired || g.Lapsed:
-			c.Expired += g.N
-		case g.Trial:
-			c.Trial += g.N
-			c.LiveMachines += g.Live
-		default:
-			c.Active += g.N
-			c.LiveMachines += g.Live
-		}
+		add(&c, licentia.StateOf(g.Status, g.Lapsed, g.Trial), g.N, g.Live)
 	}
 	for i := range window {
 		l := &window[i]
-		counted := stateAsCounted(l, w)
+		k := KeyOf(l, w) // the row it is counted in, judged as the rows above
+		counted := licentia.StateOf(k.Status, k.Lapsed, k.Trial)
 		actual := l.DerivedState(now)
 		if counted == actual {
 			continue
@@ -197,20 +189,12 @@ func Tally(groups []StatsGroup, window []licentia.Licence, w, now time.Time) Lic
 	return c
 }
 
-// stateAsCounted is the state a stored-active licence was counted in under
-// watermark w.
-func stateAsCounted(l *licentia.Licence, w time.Time) licentia.State {
-	switch {
-	case l.ExpiresAt != nil && !l.ExpiresAt.After(w):
-		return licentia.StateExpired
-	case l.TrialEndsAt != nil:
-		return licentia.StateTrial
-	}
-	return licentia.StateActive
-}
-
+// add counts n licences in state s, with live activations on them; those
+// on licences not in force are not live machines.
 func add(c *LicenceCounts, s licentia.State, n, live int64) {
 	switch s {
+	case licentia.StateRevoked:
+		c.Revoked += n
 	case licentia.StateExpired:
 		c.Expired += n
 	case licentia.StateTrial:
@@ -232,7 +216,8 @@ func Window(w, now time.Time) (lo, hi time.Time) {
 
 // StateSQL returns a boolean SQL expression true when a row of licences is
 // in derived state s at the time bound to the placeholder now. It mirrors
-// licentia.Licence.DerivedState; a test holds both to the same answers.
+// licentia.StateOf; storetest's DerivedStateBoundaries holds both engines'
+// answers to licentia.Licence.DerivedState.
 func StateSQL(s licentia.State, now string) string {
 	switch s {
 	case licentia.StateRevoked:

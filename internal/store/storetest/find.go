@@ -146,10 +146,11 @@ func testFindLicences(t *testing.T, s store.Store) {
 	})
 }
 
-// testDerivedStateBoundaries holds the derived-state SQL to
-// licentia.Licence.DerivedState at and around the instants where states
-// change: an expiry exactly at now is expired, a trial ending exactly at now
-// is no longer a trial.
+// testDerivedStateBoundaries is the test that holds the derived-state SQL
+// (store.StateSQL) to the Go rule (licentia.Licence.DerivedState) at and
+// around the instants where states change: an expiry exactly at now is
+// expired, a trial ending exactly at now is no longer a trial, a stored
+// revoked or expired licence stays so whatever its expiry and trial end.
 func testDerivedStateBoundaries(t *testing.T, s store.Store) {
 	o, p := licenceSetup(t, s, "acme")
 	edge := base
@@ -165,11 +166,21 @@ func testDerivedStateBoundaries(t *testing.T, s store.Store) {
 	add("trial-open@example.com", func(l *licentia.Licence) { l.TrialEndsAt = &edge })
 	add("trial-longer@example.com", func(l *licentia.Licence) { l.TrialEndsAt, l.ExpiresAt = &edge, ptr(edge.Add(time.Hour)) })
 	add("trial-ended@example.com", func(l *licentia.Licence) { l.TrialEndsAt = ptr(edge.Add(-time.Hour)) })
+	add("trial-past-expiry@example.com", func(l *licentia.Licence) { l.ExpiresAt, l.TrialEndsAt = &edge, ptr(edge.Add(time.Hour)) })
 	add("expired@example.com", func(l *licentia.Licence) { l.Status, l.ExpiresAt = licentia.StatusExpired, ptr(edge.Add(time.Hour)) })
+	add("expired-lapsed@example.com", func(l *licentia.Licence) { l.Status, l.ExpiresAt = licentia.StatusExpired, &edge })
+	add("expired-open@example.com", func(l *licentia.Licence) { l.Status = licentia.StatusExpired })
+	add("expired-trial@example.com", func(l *licentia.Licence) {
+		l.Status, l.ExpiresAt, l.TrialEndsAt = licentia.StatusExpired, ptr(edge.Add(time.Hour)), ptr(edge.Add(time.Hour))
+	})
 	add("revoked@example.com", func(l *licentia.Licence) { l.Status, l.ExpiresAt, l.TrialEndsAt = licentia.StatusRevoked, &edge, &edge })
+	add("revoked-open@example.com", func(l *licentia.Licence) { l.Status = licentia.StatusRevoked })
+	add("revoked-trial@example.com", func(l *licentia.Licence) { l.Status, l.TrialEndsAt = licentia.StatusRevoked, ptr(edge.Add(time.Hour)) })
 	createLicences(t, s, all...)
 
-	for _, now := range []time.Time{edge.Add(-time.Millisecond), edge, edge.Add(time.Millisecond), edge.Add(time.Millisecond / 2)} {
+	seen := map[licentia.State]bool{}
+	for _, now := range []time.Time{edge.Add(-time.Hour), edge.Add(-time.Millisecond), edge, edge.Add(time.Millisecond),
+		edge.Add(time.Millisecond / 2), edge.Add(time.Hour - time.Millisecond), edge.Add(time.Hour), edge.Add(2 * time.Hour)} {
 		for _, st := range []licentia.State{licentia.StateActive, licentia.StateTrial, licentia.StateExpired, licentia.StateRevoked} {
 			got, err := s.FindLicences(t.Context(), o.ID, store.LicenceFilter{Q: everyLicence, State: &st, Limit: 100}, now)
 			want := matching(all, func(l *licentia.Licence) bool { return l.DerivedState(now) == st })
@@ -177,6 +188,12 @@ func testDerivedStateBoundaries(t *testing.T, s store.Store) {
 				t.Errorf("FindLicences(state %s, now %s) error = %v, mismatch with DerivedState (-want +got):\n%s",
 					st, now.Format(time.RFC3339Nano), err, diff)
 			}
+			seen[st] = seen[st] || len(want) > 0
+		}
+	}
+	for _, st := range []licentia.State{licentia.StateActive, licentia.StateTrial, licentia.StateExpired, licentia.StateRevoked} {
+		if !seen[st] {
+			t.Errorf("no licence is derived %s at any instant tried, want every state met", st)
 		}
 	}
 	if got := fmt.Sprintf("%s %s", all[1].DerivedState(edge), all[2].DerivedState(edge.Add(-time.Millisecond))); got != "expired trial" {
