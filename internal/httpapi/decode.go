@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -235,7 +234,6 @@ func (b *body) str(name string, required bool) *string {
 	return &s
 }
 
-var integerRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 
 // integer reads an integer field in [lo, hi]; fractions and exponents are
 // refused, as the contract says integer.
