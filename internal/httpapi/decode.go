@@ -234,7 +234,6 @@ func (b *body) str(name string, required bool) *string {
 	return &s
 }
 
-
 // integer reads an integer field in [lo, hi]; fractions and exponents are
 // refused, as the contract says integer.
 func (b *body) integer(name string, required bool, lo, hi int64) *int64 {

@@ -172,4 +172,6 @@ func (is *Issues) CheckString(path string, v *string, rule func(string) string) 
 var timeType = reflect.TypeFor[time.Time]()
 
 // IsTimeField reports whether f holds a time, read from an RFC 3339 string.
-func (f InputField) IsTimeField() bool { return f.Type.Kind() == reflect.Pointer && f.Type.Elem() == timeType }
+func (f InputField) IsTimeField() bool {
+	return f.Type.Kind() == reflect.Pointer && f.Type.Elem() == timeType
+}
