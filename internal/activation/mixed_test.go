@@ -106,7 +106,7 @@ func TestMixedWritesInOneOrganization(t *testing.T) {
 			ctx := t.Context()
 			hooks := admin.New(admin.Options{Store: f.st, Clock: f.clock, Plans: licentia.DefaultPlans(), Keys: f.keys,
 				BaseURL: "https://licentia.example", Logger: slog.New(slog.DiscardHandler)})
-			_, _, err := hooks.AddWebhookEndpoint(ctx, licentia.OperatorActor, f.org.ID, admin.EndpointInput{
+			_, _, err := hooks.AddWebhookEndpoint(ctx, licentia.OperatorActor, f.org.ID, admin.CreateWebhookEndpoint{
 				URL: ptr("https://hooks.example.com/licentia"), EventTypes: licentia.EventTypes})
 			if err != nil {
 				t.Fatalf("AddWebhookEndpoint() error = %v", err)
