@@ -39,7 +39,10 @@ func TestOperationsValidate(t *testing.T) {
 		return func(ctx context.Context) error { _, err := f.svc.CreateProduct(ctx, actor, "org", in); return err }
 	}
 	patch := func(in admin.ProductPatch) func(context.Context) error {
-		return func(ctx context.Context) error { _, err := f.svc.UpdateProduct(ctx, actor, "org", "desk-app", in); return err }
+		return func(ctx context.Context) error {
+			_, err := f.svc.UpdateProduct(ctx, actor, "org", "desk-app", in)
+			return err
+		}
 	}
 	past := start.Add(-time.Hour)
 	for _, tt := range []struct {
@@ -75,7 +78,10 @@ func TestOperationsValidate(t *testing.T) {
 			_, _, err := f.svc.CountLicences(ctx, "org", admin.CountQuery{ProductID: str("Desk")})
 			return err
 		}, []string{"query.product_id " + idRule}},
-		{"revoke: reason", func(ctx context.Context) error { _, err := f.svc.RevokeLicence(ctx, actor, "org", "id", ""); return err },
+		{"revoke: reason", func(ctx context.Context) error {
+			_, err := f.svc.RevokeLicence(ctx, actor, "org", "id", "")
+			return err
+		},
 			[]string{"/reason must be 1 to 500 characters"}},
 		{"expire: reason", func(ctx context.Context) error {
 			_, err := f.svc.ExpireLicence(ctx, actor, "org", "id", strings.Repeat("r", 501))
@@ -93,7 +99,10 @@ func TestOperationsValidate(t *testing.T) {
 			[]string{"/current_major must be an integer from 1 to 65535"}},
 		{"update product: machines_per_seat range", patch(admin.ProductPatch{MachinesPerSeat: new(int64(0))}),
 			[]string{"/machines_per_seat must be an integer from 1 to 1000"}},
-		{"retire key: hex", func(ctx context.Context) error { _, err := f.svc.RetirePublicKey(ctx, actor, "org", "desk-app", "abc"); return err },
+		{"retire key: hex", func(ctx context.Context) error {
+			_, err := f.svc.RetirePublicKey(ctx, actor, "org", "desk-app", "abc")
+			return err
+		},
 			[]string{"/public_key must be 64 hexadecimal characters"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
