@@ -429,7 +429,7 @@ func (s *Service) verdict(sub *subject, machineID string, activationID *string, 
 	state := l.DerivedState(now)
 	v := sdk.Verdict{
 		LicenceID: l.ID, ProductID: l.ProductID, MachineID: machineID, ActivationID: activationID,
-		State: string(state), ExpiresAt: timePtr(l.ExpiresAt), TrialEndsAt: timePtr(l.TrialEndsAt),
+		State: string(state), ExpiresAt: licentia.FormatTimePtr(l.ExpiresAt), TrialEndsAt: licentia.FormatTimePtr(l.TrialEndsAt),
 		Major: int(l.Major), LimitKind: string(l.LimitKind), LimitCount: l.LimitCount,
 	}
 	facts := verdictFacts{productID: v.ProductID, state: v.State, limitKind: v.LimitKind, domain: sub.product.VerdictSigningDomain,
@@ -467,12 +467,4 @@ func (s *Service) verdict(sub *subject, machineID string, activationID *string, 
 	return signed, nil
 }
 
-func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
-
-func timePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	v := licentia.FormatTime(*t)
-	return &v
-}
+func (s *Service) now() time.Time { return licentia.TruncateMillis(s.clock.Now()) }
