@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/licentia/licentia/internal/cache"
 	"github.com/licentia/licentia/internal/clock"
@@ -93,12 +95,82 @@ func CheckMachineField(s string) string {
 	return ""
 }
 
+// MaxLicenceKey is the longest licence key read, in characters.
+const MaxLicenceKey = 1024
+
+// CheckLicenceKey returns why key cannot be a licence key by its length
+// alone, or "".
+func CheckLicenceKey(key string) string {
+	if n := utf8.RuneCountInString(key); n < 1 || n > MaxLicenceKey {
+		return "must be 1 to 1024 characters"
+	}
+	return ""
+}
+
 // Machine is what an application says about itself.
 type Machine struct {
 	ID         string
 	Label      string
 	OS         string
 	AppVersion string
+}
+
+// Activate is the body of an activation: the licence key, the machine, and
+// what the application says about it.
+type Activate struct {
+	licentia.Decoded
+	LicenceKey *string `json:"licence_key" input:"required"`
+	MachineID  *string `json:"machine_id" input:"required"`
+	Label      *string `json:"label" input:"required"`
+	OS         *string `json:"os" input:"required"`
+	AppVersion *string `json:"app_version" input:"required"`
+}
+
+// Validate reports every problem of an activation: the key and the machine
+// first, then each of label, os and app_version in turn.
+func (in *Activate) Validate() licentia.Issues {
+	fields := licentia.CheckFields(in)
+	is := slices.Clone(in.Before)
+	checkSeat(&is, fields, in.LicenceKey, in.MachineID)
+	for _, f := range []struct {
+		path  string
+		value *string
+	}{{"/label", in.Label}, {"/os", in.OS}, {"/app_version", in.AppVersion}} {
+		is = append(is, fields.Of(f.path)...)
+		is.CheckString(f.path, f.value, CheckMachineField)
+	}
+	return is
+}
+
+// machine is the machine the activation names.
+func (in *Activate) machine() Machine {
+	return Machine{ID: *in.MachineID, Label: *in.Label, OS: *in.OS, AppVersion: *in.AppVersion}
+}
+
+// Status is the body of a status check: the licence key and the machine.
+type Status struct {
+	licentia.Decoded
+	LicenceKey *string `json:"licence_key" input:"required"`
+	MachineID  *string `json:"machine_id" input:"required"`
+}
+
+// Deactivate is the body that frees a machine's seat, the same as a status
+// check's.
+type Deactivate = Status
+
+// Validate reports every problem of a status check or deactivation.
+func (in *Status) Validate() licentia.Issues {
+	is := slices.Clone(in.Before)
+	checkSeat(&is, licentia.CheckFields(in), in.LicenceKey, in.MachineID)
+	return is
+}
+
+// checkSeat adds the problems of the licence key and machine id every
+// activation body carries: each field's own, then their rules.
+func checkSeat(is *licentia.Issues, fields licentia.Issues, key, machineID *string) {
+	*is = append(*is, fields.Of("/licence_key", "/machine_id")...)
+	is.CheckString("/licence_key", key, CheckLicenceKey)
+	is.CheckString("/machine_id", machineID, CheckMachineID)
 }
 
 // Result is an activation's outcome: the machine's activation, whether a
@@ -164,8 +236,12 @@ func refused(l *licentia.Licence, now time.Time) error {
 // Activate takes a seat for a machine, or refreshes the live seat it holds.
 // Of machines racing for the last seat exactly one wins: the licence row is
 // locked while its live activations are counted.
-func (s *Service) Activate(ctx context.Context, key string, m Machine) (*Result, error) {
-	sub, err := s.resolve(ctx, key, true)
+func (s *Service) Activate(ctx context.Context, in Activate) (*Result, error) {
+	if err := in.Validate().Err(); err != nil {
+		return nil, err
+	}
+	m := in.machine()
+	sub, err := s.resolve(ctx, *in.LicenceKey, true)
 	if err != nil {
 		return nil, err
 	}
@@ -220,8 +296,12 @@ func (s *Service) Activate(ctx context.Context, key string, m Machine) (*Result,
 // machine. It reads the stored status on every call, so a revocation takes
 // effect at once. A live activation's last_seen_at is refreshed when it is
 // older than RefreshAfter, never more than a minute.
-func (s *Service) Status(ctx context.Context, key, machineID string) (string, error) {
-	p, licenceID, err := s.cat.VerifyLicenceKey(ctx, key)
+func (s *Service) Status(ctx context.Context, in Status) (string, error) {
+	if err := in.Validate().Err(); err != nil {
+		return "", err
+	}
+	machineID := *in.MachineID
+	p, licenceID, err := s.cat.VerifyLicenceKey(ctx, *in.LicenceKey)
 	if err != nil {
 		return "", err
 	}
@@ -272,8 +352,12 @@ func (s *Service) touch(ctx context.Context, l *licentia.Licence, machineID stri
 
 // Deactivate frees this machine's seat; nothing to free answers changed
 // false. It signs nothing, so it needs no signing key.
-func (s *Service) Deactivate(ctx context.Context, key, machineID string) (bool, error) {
-	sub, err := s.resolve(ctx, key, false)
+func (s *Service) Deactivate(ctx context.Context, in Deactivate) (bool, error) {
+	if err := in.Validate().Err(); err != nil {
+		return false, err
+	}
+	machineID := *in.MachineID
+	sub, err := s.resolve(ctx, *in.LicenceKey, false)
 	if err != nil {
 		return false, err
 	}
@@ -345,7 +429,7 @@ func (s *Service) verdict(sub *subject, machineID string, activationID *string, 
 	state := l.DerivedState(now)
 	v := sdk.Verdict{
 		LicenceID: l.ID, ProductID: l.ProductID, MachineID: machineID, ActivationID: activationID,
-		State: string(state), ExpiresAt: timePtr(l.ExpiresAt), TrialEndsAt: timePtr(l.TrialEndsAt),
+		State: string(state), ExpiresAt: licentia.FormatTimePtr(l.ExpiresAt), TrialEndsAt: licentia.FormatTimePtr(l.TrialEndsAt),
 		Major: int(l.Major), LimitKind: string(l.LimitKind), LimitCount: l.LimitCount,
 	}
 	facts := verdictFacts{productID: v.ProductID, state: v.State, limitKind: v.LimitKind, domain: sub.product.VerdictSigningDomain,
@@ -383,12 +467,4 @@ func (s *Service) verdict(sub *subject, machineID string, activationID *string, 
 	return signed, nil
 }
 
-func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
-
-func timePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	v := licentia.FormatTime(*t)
-	return &v
-}
+func (s *Service) now() time.Time { return licentia.TruncateMillis(s.clock.Now()) }

@@ -180,12 +180,12 @@ func TestLastSeatRace(t *testing.T) {
 			for round := range 3 {
 				id, key := f.issue(t, 3)
 				for i := range 2 {
-					if _, err := f.svc.Activate(t.Context(), key, machine(fmt.Sprintf("held-%d", i))); err != nil {
+					if _, err := f.svc.Activate(t.Context(), activate(key, machine(fmt.Sprintf("held-%d", i)))); err != nil {
 						t.Fatalf("Activate(held-%d) error = %v", i, err)
 					}
 				}
 				res, errs := race(racers, func(i int) (*activation.Result, error) {
-					return f.svc.Activate(t.Context(), key, machine(fmt.Sprintf("racer-%d", i)))
+					return f.svc.Activate(t.Context(), activate(key, machine(fmt.Sprintf("racer-%d", i))))
 				})
 				var winners []string
 				for i, err := range errs {
@@ -222,12 +222,12 @@ func TestSameMachineRace(t *testing.T) {
 			for round := range 5 {
 				id, key := f.issue(t, 5)
 				m := machine(fmt.Sprintf("twin-%d", round))
-				res, errs := race(2, func(int) (*activation.Result, error) { return f.svc.Activate(t.Context(), key, m) })
+				res, errs := race(2, func(int) (*activation.Result, error) { return f.svc.Activate(t.Context(), activate(key, m)) })
 				created := 0
 				for i, err := range errs {
 					if err != nil {
 						t.Logf("round %d: racer %d error = %v; retrying", round, i, err)
-						if res[i], err = f.svc.Activate(t.Context(), key, m); err != nil {
+						if res[i], err = f.svc.Activate(t.Context(), activate(key, m)); err != nil {
 							t.Fatalf("round %d: retry error = %v", round, err)
 						}
 					}
@@ -259,10 +259,10 @@ func TestDeactivateRace(t *testing.T) {
 		t.Run(eng.name, func(t *testing.T) {
 			f := newFixture(t, eng.open(t))
 			id, key := f.issue(t, 1)
-			if _, err := f.svc.Activate(t.Context(), key, machine("ada-laptop")); err != nil {
+			if _, err := f.svc.Activate(t.Context(), activate(key, machine("ada-laptop"))); err != nil {
 				t.Fatalf("Activate() error = %v", err)
 			}
-			changed, errs := race(4, func(int) (bool, error) { return f.svc.Deactivate(t.Context(), key, "ada-laptop") })
+			changed, errs := race(4, func(int) (bool, error) { return f.svc.Deactivate(t.Context(), seat(key, "ada-laptop")) })
 			n := 0
 			for i, err := range errs {
 				if err != nil {
@@ -329,7 +329,7 @@ func TestVerdictValidity(t *testing.T) {
 		{"trial", *v.Key, trialEnd.Add(24 * time.Hour)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			raw, err := f.svc.Status(t.Context(), tt.key, "ada-laptop")
+			raw, err := f.svc.Status(t.Context(), seat(tt.key, "ada-laptop"))
 			if err != nil {
 				t.Fatalf("Status() error = %v", err)
 			}
@@ -344,7 +344,7 @@ func TestVerdictValidity(t *testing.T) {
 // status asks for a machine's verdict.
 func (f *fixture) status(t *testing.T, key, machineID string) string {
 	t.Helper()
-	raw, err := f.svc.Status(t.Context(), key, machineID)
+	raw, err := f.svc.Status(t.Context(), seat(key, machineID))
 	if err != nil {
 		t.Fatalf("Status() error = %v", err)
 	}
@@ -358,7 +358,7 @@ func TestStatusReusesOnlyUnchangedVerdicts(t *testing.T) {
 	f := newFixture(t, storetest.OpenSQLite(t))
 	ctx := t.Context()
 	id, key := f.issue(t, 2)
-	if _, err := f.svc.Activate(ctx, key, machine("ada-laptop")); err != nil {
+	if _, err := f.svc.Activate(ctx, activate(key, machine("ada-laptop"))); err != nil {
 		t.Fatal(err)
 	}
 	first := f.status(t, key, "ada-laptop")
@@ -389,11 +389,11 @@ func TestStatusReusesOnlyUnchangedVerdicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	reinstated := want("after a reinstatement", f.status(t, key, "ada-laptop"), "active", true)
-	if _, err := f.svc.Deactivate(ctx, key, "ada-laptop"); err != nil {
+	if _, err := f.svc.Deactivate(ctx, seat(key, "ada-laptop")); err != nil {
 		t.Fatal(err)
 	}
 	want("after a deactivation", f.status(t, key, "ada-laptop"), "active", false)
-	if _, err := f.svc.Activate(ctx, key, machine("ada-laptop")); err != nil {
+	if _, err := f.svc.Activate(ctx, activate(key, machine("ada-laptop"))); err != nil {
 		t.Fatal(err)
 	}
 	again := want("after a new activation", f.status(t, key, "ada-laptop"), "active", true)
@@ -463,17 +463,17 @@ func TestStatusKeepsRefreshedMachine(t *testing.T) {
 			hs := &hookStore{Store: eng.open(t)}
 			f := newFixture(t, hs)
 			id, key := f.issue(t, 1)
-			if _, err := f.svc.Activate(t.Context(), key, machine("ada-laptop")); err != nil {
+			if _, err := f.svc.Activate(t.Context(), activate(key, machine("ada-laptop"))); err != nil {
 				t.Fatalf("Activate() error = %v", err)
 			}
 			f.clock.Advance(2 * time.Minute)
 			renamed := activation.Machine{ID: "ada-laptop", Label: "Renamed", OS: "linux 7", AppVersion: "3.2.0"}
 			hs.before = func() {
-				if _, err := f.svc.Activate(t.Context(), key, renamed); err != nil {
+				if _, err := f.svc.Activate(t.Context(), activate(key, renamed)); err != nil {
 					t.Errorf("Activate() between the read and the write error = %v", err)
 				}
 			}
-			if _, err := f.svc.Status(t.Context(), key, "ada-laptop"); err != nil {
+			if _, err := f.svc.Status(t.Context(), seat(key, "ada-laptop")); err != nil {
 				t.Fatalf("Status() error = %v", err)
 			}
 			as, err := f.st.Activations(t.Context(), f.org.ID, id)
@@ -552,4 +552,14 @@ func TestRefreshAfterIsFNV1a(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { activation.RefreshAfter(id) }); n != 0 {
 		t.Errorf("RefreshAfter allocates %v times", n)
 	}
+}
+
+// activate is the request that activates m with key.
+func activate(key string, m activation.Machine) activation.Activate {
+	return activation.Activate{LicenceKey: &key, MachineID: &m.ID, Label: &m.Label, OS: &m.OS, AppVersion: &m.AppVersion}
+}
+
+// seat is the request that names machineID's seat of key.
+func seat(key, machineID string) activation.Status {
+	return activation.Status{LicenceKey: &key, MachineID: &machineID}
 }

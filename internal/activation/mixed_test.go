@@ -106,7 +106,7 @@ func TestMixedWritesInOneOrganization(t *testing.T) {
 			ctx := t.Context()
 			hooks := admin.New(admin.Options{Store: f.st, Clock: f.clock, Plans: licentia.DefaultPlans(), Keys: f.keys,
 				BaseURL: "https://licentia.example", Logger: slog.New(slog.DiscardHandler)})
-			_, _, err := hooks.AddWebhookEndpoint(ctx, licentia.OperatorActor, f.org.ID, admin.EndpointInput{
+			_, _, err := hooks.AddWebhookEndpoint(ctx, licentia.OperatorActor, f.org.ID, admin.CreateWebhookEndpoint{
 				URL: ptr("https://hooks.example.com/licentia"), EventTypes: licentia.EventTypes})
 			if err != nil {
 				t.Fatalf("AddWebhookEndpoint() error = %v", err)
@@ -135,7 +135,7 @@ func TestMixedWritesInOneOrganization(t *testing.T) {
 					}
 					return "issue", err
 				case n < 6:
-					_, err := f.svc.Activate(ctx, l.key, machine(machineID))
+					_, err := f.svc.Activate(ctx, activate(l.key, machine(machineID)))
 					return "activate", err
 				case n < 7:
 					_, err := f.admin.RevokeLicence(ctx, actor, f.org.ID, l.id, "refund")
@@ -144,7 +144,7 @@ func TestMixedWritesInOneOrganization(t *testing.T) {
 					_, err := f.admin.ReinstateLicence(ctx, actor, f.org.ID, l.id, "paid")
 					return "reinstate", err
 				default:
-					_, err := f.svc.Deactivate(ctx, l.key, machineID)
+					_, err := f.svc.Deactivate(ctx, seat(l.key, machineID))
 					return "deactivate", err
 				}
 			}

@@ -56,7 +56,7 @@ func (s *Service) limits(o *licentia.Organization) (licentia.Limits, error) {
 
 // now reads the clock once per operation, at the millisecond precision that
 // answers show and every engine keeps.
-func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Millisecond) }
+func (s *Service) now() time.Time { return licentia.TruncateMillis(s.clock.Now()) }
 
 // productChanged reloads the catalogue after a product change commits. A
 // failed reload is logged: the periodic refresh catches up within seconds.

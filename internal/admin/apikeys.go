@@ -74,7 +74,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, actor licentia.Actor, orgID 
 		Hash: auth.Hash(key.Reveal()), Scopes: in.Scopes, ExpiresAt: in.ExpiresAt, CreatedAt: now,
 	}
 	if k.ExpiresAt != nil {
-		t := k.ExpiresAt.UTC().Truncate(time.Millisecond)
+		t := licentia.TruncateMillis(*k.ExpiresAt)
 		k.ExpiresAt = &t
 	}
 	err := s.store.InTx(ctx, func(tx store.Tx) error {

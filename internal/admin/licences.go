@@ -3,8 +3,10 @@ package admin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
@@ -26,49 +28,44 @@ type LicenceView struct {
 
 // NewLicence is what issues a licence; nil fields were not given.
 type NewLicence struct {
-	ID          *string
-	ProductID   *string
-	Email       *string
-	LimitKind   *licentia.LimitKind
-	LimitCount  *int64
-	ExpiresAt   *time.Time
-	Major       *int64
-	ExternalRef *string
-	Trial       *bool
+	licentia.Decoded
+	ID          *string             `json:"id"`
+	ProductID   *string             `json:"product_id" input:"required"`
+	Email       *string             `json:"email" input:"required"`
+	LimitKind   *licentia.LimitKind `json:"limit_kind"`
+	LimitCount  *int64              `json:"limit_count" input:"min=1,max=4294967295"`
+	ExpiresAt   *time.Time          `json:"expires_at"`
+	Major       *int64              `json:"major" input:"min=1,max=65535"`
+	ExternalRef *string             `json:"external_ref"`
+	Trial       *bool               `json:"trial"`
 }
 
-// Validate reports every problem of a new licence at now.
+// Validate reports every problem of a new licence at now: first each
+// field's own (unread, missing, out of range), then the rules, each on a
+// field that has no problem yet.
 func (in *NewLicence) Validate(now time.Time) licentia.Issues {
-	var is licentia.Issues
-	required(&is, "/product_id", in.ProductID, licentia.CheckProductID)
-	required(&is, "/email", in.Email, licentia.CheckEmail)
+	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
+	var rules licentia.Issues
+	rules.CheckString("/product_id", in.ProductID, licentia.CheckProductID)
+	rules.CheckString("/email", in.Email, licentia.CheckEmail)
 	if in.ID != nil {
 		if _, ok := licentia.ParseUUID(*in.ID); !ok {
-			is.Add("/id", "must be a UUID")
+			rules.Add("/id", "must be a UUID")
 		}
 	}
 	if in.LimitKind != nil && *in.LimitKind != licentia.LimitSeats && *in.LimitKind != licentia.LimitMachines {
-		is.Add("/limit_kind", "must be seats or machines")
-	}
-	if in.LimitCount != nil && (*in.LimitCount < 1 || *in.LimitCount > licentia.MaxLimitCount) {
-		is.Add("/limit_count", "must be an integer from 1 to %d", int64(licentia.MaxLimitCount))
-	}
-	if in.Major != nil && (*in.Major < 1 || *in.Major > licentia.MaxMajor) {
-		is.Add("/major", "must be an integer from 1 to %d", licentia.MaxMajor)
+		rules.Add("/limit_kind", "must be seats or machines")
 	}
 	// Times are kept to the millisecond: a time less than a millisecond
 	// ahead would be stored at or before now, already expired.
-	if in.ExpiresAt != nil && !in.ExpiresAt.Truncate(time.Millisecond).After(now) {
-		is.Add("/expires_at", "must be in the future")
+	if in.ExpiresAt != nil && !licentia.TruncateMillis(*in.ExpiresAt).After(now) {
+		rules.Add("/expires_at", "must be in the future")
 	}
-	if in.ExternalRef != nil {
-		if msg := licentia.CheckExternalRef(*in.ExternalRef); msg != "" {
-			is.Add("/external_ref", "%s", msg)
-		}
-	}
+	rules.CheckString("/external_ref", in.ExternalRef, licentia.CheckExternalRef)
 	if in.Trial != nil && *in.Trial && in.ExpiresAt == nil {
-		is.Add("/expires_at", "is required for a trial, which ends with the key")
+		rules.Add("/expires_at", "is required for a trial, which ends with the key")
 	}
+	is.Merge(rules)
 	return is
 }
 
@@ -91,7 +88,7 @@ func (s *Service) IssueLicence(ctx context.Context, actor licentia.Actor, orgID 
 		l.ID, _ = licentia.ParseUUID(*in.ID)
 	}
 	if in.ExpiresAt != nil {
-		t := in.ExpiresAt.UTC().Truncate(time.Millisecond)
+		t := licentia.TruncateMillis(*in.ExpiresAt)
 		l.ExpiresAt = &t
 		if deref(in.Trial, false) {
 			l.TrialEndsAt = &t
@@ -122,8 +119,8 @@ func (s *Service) IssueLicence(ctx context.Context, actor licentia.Actor, orgID 
 		}
 		return events.Record(ctx, tx, actor, l, nil, licentia.AuditLicenceIssued, licentia.EventLicenceIssued, now, map[string]any{
 			"licence_id": l.ID, "product_id": l.ProductID, "status": l.Status, "limit_kind": l.LimitKind,
-			"limit_count": l.LimitCount, "major": l.Major, "expires_at": timeOrNil(l.ExpiresAt),
-			"trial_ends_at": timeOrNil(l.TrialEndsAt), "email": l.Email, "external_ref": l.ExternalRef,
+			"limit_count": l.LimitCount, "major": l.Major, "expires_at": licentia.FormatTimePtr(l.ExpiresAt),
+			"trial_ends_at": licentia.FormatTimePtr(l.TrialEndsAt), "email": l.Email, "external_ref": l.ExternalRef,
 		})
 	})
 	if err != nil {
@@ -167,13 +164,6 @@ func (s *Service) deriveKey(p *licentia.Product, licenceID string) (string, erro
 	return sdk.SignLicenceKey(priv, p.LicenceSigningDomain, p.KeyPrefix, p.ID, licenceID)
 }
 
-func timeOrNil(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return licentia.FormatTime(*t)
-}
-
 // Licence reads a licence with its key and its activations, live first.
 func (s *Service) Licence(ctx context.Context, orgID, id string) (*LicenceView, error) {
 	l, err := s.store.Licence(ctx, orgID, id)
@@ -199,14 +189,81 @@ func (s *Service) Licence(ctx context.Context, orgID, id string) (*LicenceView, 
 	return v, nil
 }
 
-// FindQuery is a find's parameters; see store.LicenceFilter.
-type FindQuery = store.LicenceFilter
+// FindQuery is a find's parameters, each a query parameter of GET
+// /v1/admin/licences; nil ones were not given.
+type FindQuery struct {
+	licentia.Decoded
+	Email       *string          `query:"email"`
+	Q           *string          `query:"q"`
+	ProductID   *string          `query:"product_id"`
+	ExternalRef *string          `query:"external_ref"`
+	State       *licentia.State  `query:"state"`
+	Status      *licentia.Status `query:"status"`
+	Term        *licentia.Term   `query:"term"`
+	Source      *licentia.Source `query:"source"`
+}
+
+// Validate reports every problem of a find: at least one of email, q and
+// external_ref, so every find starts from an index; external_ref only
+// within a product; and each value's length and shape.
+func (f *FindQuery) Validate() licentia.Issues {
+	is := slices.Clone(f.Before)
+	oneOf(&is, "query.state", f.State, licentia.StateActive, licentia.StateTrial, licentia.StateExpired, licentia.StateRevoked)
+	oneOf(&is, "query.status", f.Status, licentia.StatusActive, licentia.StatusRevoked, licentia.StatusExpired)
+	oneOf(&is, "query.term", f.Term, licentia.TermPerpetual, licentia.TermTerm, licentia.TermSubscription)
+	oneOf(&is, "query.source", f.Source, licentia.SourceAdmin, licentia.SourceProvider)
+	sized := map[string]bool{}
+	for _, p := range []struct {
+		path  string
+		value *string
+		max   int
+	}{{"query.email", f.Email, licentia.MaxEmail}, {"query.q", f.Q, MaxFindQ}, {"query.external_ref", f.ExternalRef, licentia.MaxExternalRef}, {"query.product_id", f.ProductID, licentia.MaxProductID}} {
+		if p.value == nil {
+			continue
+		}
+		if n := utf8.RuneCountInString(*p.value); n == 0 || n > p.max {
+			is.Add(p.path, "must be 1 to %d characters", p.max)
+			continue
+		}
+		sized[p.path] = true
+	}
+	if sized["query.product_id"] {
+		is.CheckString("query.product_id", f.ProductID, licentia.CheckProductID)
+	}
+	// An external reference is printable ASCII: one that is not names no
+	// licence, and is refused like a malformed one on issue.
+	if sized["query.external_ref"] {
+		is.CheckString("query.external_ref", f.ExternalRef, licentia.CheckExternalRef)
+	}
+	if f.ExternalRef != nil && f.ProductID == nil {
+		is.Add("query.product_id", "is required with external_ref")
+	}
+	if f.Email == nil && f.Q == nil && f.ExternalRef == nil {
+		is.Add("query", "give at least one of email, q, external_ref")
+	}
+	return is
+}
+
+// MaxFindQ is the longest q a find takes, in characters.
+const MaxFindQ = 2048
+
+// oneOf adds an issue when v is given and not one of values.
+func oneOf[T ~string](is *licentia.Issues, path string, v *T, values ...T) {
+	if v != nil && !slices.Contains(values, *v) {
+		is.Add(path, "must be one of %v", values)
+	}
+}
 
 // FindLicences lists the caller's matching licences, newest first. A q that
 // is a whole licence key (any case, dashes or not, surrounding whitespace,
 // signed by a current or previous key of one of the caller's products)
 // matches the licence it names.
-func (s *Service) FindLicences(ctx context.Context, orgID string, f FindQuery) ([]licentia.Licence, error) {
+func (s *Service) FindLicences(ctx context.Context, orgID string, q FindQuery) ([]licentia.Licence, error) {
+	if err := q.Validate().Err(); err != nil {
+		return nil, err
+	}
+	f := store.LicenceFilter{Email: q.Email, Q: q.Q, ProductID: q.ProductID, ExternalRef: q.ExternalRef,
+		State: q.State, Status: q.Status, Term: q.Term, Source: q.Source, Limit: MaxFind}
 	if f.Q != nil {
 		if id, ok := licentia.ParseUUID(*f.Q); ok {
 			f.Q = &id
@@ -221,7 +278,6 @@ func (s *Service) FindLicences(ctx context.Context, orgID string, f FindQuery) (
 			f.QLicenceID = &id
 		}
 	}
-	f.Limit = MaxFind
 	return s.store.FindLicences(ctx, orgID, f, s.now())
 }
 
@@ -250,9 +306,41 @@ func (s *Service) licenceIDOfKey(ctx context.Context, orgID, q string) (string, 
 	return vk.LicenceID, nil
 }
 
-// CountLicences counts the caller's licences, of one product or all.
-func (s *Service) CountLicences(ctx context.Context, orgID string, productID *string, since time.Time) (*store.LicenceCounts, error) {
-	return s.store.CountLicences(ctx, orgID, productID, since, s.now())
+// CountQuery is a count's parameters, each a query parameter of GET
+// /v1/admin/licences/counts; nil ones were not given.
+type CountQuery struct {
+	licentia.Decoded
+	ProductID *string    `query:"product_id"`
+	Since     *time.Time `query:"since"`
+}
+
+// Validate reports every problem of a count.
+func (q *CountQuery) Validate() licentia.Issues {
+	is := slices.Clone(q.Before)
+	is.CheckString("query.product_id", q.ProductID, licentia.CheckProductID)
+	return append(is, licentia.CheckFields(q)...)
+}
+
+// CountLicences counts the caller's licences, of one product or all, and
+// those issued and revoked since (DefaultCountWindow ago when not given),
+// which it returns. Another organization's product answers
+// product_not_found like a missing one.
+func (s *Service) CountLicences(ctx context.Context, orgID string, q CountQuery) (*store.LicenceCounts, time.Time, error) {
+	if err := q.Validate().Err(); err != nil {
+		return nil, time.Time{}, err
+	}
+	now := s.now()
+	since := now.Add(-DefaultCountWindow)
+	if q.Since != nil {
+		since = *q.Since
+	}
+	if q.ProductID != nil {
+		if _, err := s.store.Product(ctx, orgID, *q.ProductID); err != nil {
+			return nil, time.Time{}, err
+		}
+	}
+	n, err := s.store.CountLicences(ctx, orgID, q.ProductID, since, now)
+	return n, since, err
 }
 
 // DefaultCountWindow is how far back counts look when since is not given.

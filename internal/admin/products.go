@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,41 +51,27 @@ func (s *Service) Product(ctx context.Context, orgID, id string) (*ProductView, 
 
 // NewProduct is what creates a product; nil fields were not given.
 type NewProduct struct {
-	ID                   *string
-	Name                 *string
-	KeyPrefix            *string
-	CurrentMajor         *int64
-	MachinesPerSeat      *int64
-	LicenceSigningDomain *string
-	VerdictSigningDomain *string
+	licentia.Decoded
+	ID                   *string `json:"id" input:"required"`
+	Name                 *string `json:"name" input:"required"`
+	KeyPrefix            *string `json:"key_prefix" input:"required"`
+	CurrentMajor         *int64  `json:"current_major" input:"required,min=1,max=65535"`
+	MachinesPerSeat      *int64  `json:"machines_per_seat" input:"min=1,max=1000"`
+	LicenceSigningDomain *string `json:"licence_signing_domain"`
+	VerdictSigningDomain *string `json:"verdict_signing_domain"`
 }
 
-// Validate reports every problem of a new product.
+// Validate reports every problem of a new product: first each field's own,
+// then the rules, each on a field that has no problem yet.
 func (in *NewProduct) Validate() licentia.Issues {
-	var is licentia.Issues
-	required(&is, "/id", in.ID, licentia.CheckProductID)
-	required(&is, "/name", in.Name, licentia.CheckName)
-	required(&is, "/key_prefix", in.KeyPrefix, func(p string) string { _, msg := licentia.NormaliseKeyPrefix(p); return msg })
-	switch {
-	case in.CurrentMajor == nil:
-		is.Add("/current_major", "is required")
-	case *in.CurrentMajor < 1 || *in.CurrentMajor > licentia.MaxMajor:
-		is.Add("/current_major", "must be an integer from 1 to %d", licentia.MaxMajor)
-	}
-	if in.MachinesPerSeat != nil && (*in.MachinesPerSeat < 1 || *in.MachinesPerSeat > licentia.MaxMachinesPerSeat) {
-		is.Add("/machines_per_seat", "must be an integer from 1 to %d", licentia.MaxMachinesPerSeat)
-	}
-	// A slice, not a map: issues are reported in the body's field order.
-	for _, d := range []struct {
-		path  string
-		value *string
-	}{{"/licence_signing_domain", in.LicenceSigningDomain}, {"/verdict_signing_domain", in.VerdictSigningDomain}} {
-		if d.value != nil {
-			if msg := licentia.CheckSigningDomain(*d.value); msg != "" {
-				is.Add(d.path, "%s", msg)
-			}
-		}
-	}
+	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
+	var rules licentia.Issues
+	rules.CheckString("/id", in.ID, licentia.CheckProductID)
+	rules.CheckString("/name", in.Name, licentia.CheckName)
+	rules.CheckString("/key_prefix", in.KeyPrefix, func(p string) string { _, msg := licentia.NormaliseKeyPrefix(p); return msg })
+	rules.CheckString("/licence_signing_domain", in.LicenceSigningDomain, licentia.CheckSigningDomain)
+	rules.CheckString("/verdict_signing_domain", in.VerdictSigningDomain, licentia.CheckSigningDomain)
+	is.Merge(rules)
 	return is
 }
 
@@ -204,28 +191,23 @@ func dependencyDown(err error) error {
 
 // ProductPatch changes a product; nil fields stay.
 type ProductPatch struct {
-	Name            *string
-	CurrentMajor    *int64
-	MachinesPerSeat *int64
+	licentia.Decoded
+	Name            *string `json:"name"`
+	CurrentMajor    *int64  `json:"current_major" input:"min=1,max=65535"`
+	MachinesPerSeat *int64  `json:"machines_per_seat" input:"min=1,max=1000"`
 }
 
 // Validate reports every problem of a patch; at least one field is needed.
+// A field that was sent but could not be read counts as given: it is
+// already an issue of its own.
 func (in *ProductPatch) Validate() licentia.Issues {
-	var is licentia.Issues
-	if in.Name == nil && in.CurrentMajor == nil && in.MachinesPerSeat == nil {
+	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
+	if in.Name == nil && in.CurrentMajor == nil && in.MachinesPerSeat == nil && len(in.Unread) == 0 {
 		is.Add("", "give at least one of name, current_major, machines_per_seat")
 	}
-	if in.Name != nil {
-		if msg := licentia.CheckName(*in.Name); msg != "" {
-			is.Add("/name", "%s", msg)
-		}
-	}
-	if in.CurrentMajor != nil && (*in.CurrentMajor < 1 || *in.CurrentMajor > licentia.MaxMajor) {
-		is.Add("/current_major", "must be an integer from 1 to %d", licentia.MaxMajor)
-	}
-	if in.MachinesPerSeat != nil && (*in.MachinesPerSeat < 1 || *in.MachinesPerSeat > licentia.MaxMachinesPerSeat) {
-		is.Add("/machines_per_seat", "must be an integer from 1 to %d", licentia.MaxMachinesPerSeat)
-	}
+	var rules licentia.Issues
+	rules.CheckString("/name", in.Name, licentia.CheckName)
+	is.Merge(rules)
 	return is
 }
 
@@ -266,6 +248,19 @@ func (s *Service) UpdateProduct(ctx context.Context, actor licentia.Actor, orgID
 	}
 	s.productChanged(ctx)
 	return s.view(p), nil
+}
+
+// RotateKey is the body of a signing-key rotation.
+type RotateKey struct {
+	licentia.Decoded
+	// KeepPrevious keeps the old key accepted for existing licence keys;
+	// true when not given.
+	KeepPrevious *bool `json:"keep_previous"`
+}
+
+// Validate reports every problem of a rotation.
+func (in *RotateKey) Validate() licentia.Issues {
+	return append(slices.Clone(in.Before), licentia.CheckFields(in)...)
 }
 
 // RotateSigningKey makes a new current key. The old one stays accepted for
@@ -311,15 +306,35 @@ func (s *Service) RotateSigningKey(ctx context.Context, actor licentia.Actor, or
 	return s.view(p), nil
 }
 
+// RetireKey is the body of a public-key retirement.
+type RetireKey struct {
+	licentia.Decoded
+	PublicKey *string `json:"public_key" input:"required"`
+}
+
+// Validate reports every problem of a retirement: the key is 32 bytes in
+// hexadecimal.
+func (in *RetireKey) Validate() licentia.Issues {
+	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
+	is.CheckString("/public_key", in.PublicKey, func(pub string) string {
+		if raw, err := hex.DecodeString(pub); err != nil || len(raw) != 32 {
+			return "must be 64 hexadecimal characters"
+		}
+		return ""
+	})
+	return is
+}
+
 // RetirePublicKey stops a previous key from verifying licence keys. The
 // current key cannot be retired (409 conflict); a key the product does not
 // accept answers 404 public_key_not_found. Hex is read in either case.
 func (s *Service) RetirePublicKey(ctx context.Context, actor licentia.Actor, orgID, id, publicKey string) (*ProductView, error) {
+	if err := (&RetireKey{PublicKey: &publicKey}).Validate().Err(); err != nil {
+		return nil, err
+	}
 	raw, err := hex.DecodeString(publicKey)
-	if err != nil || len(raw) != 32 {
-		var is licentia.Issues
-		is.Add("/public_key", "must be 64 hexadecimal characters")
-		return nil, is.Err()
+	if err != nil {
+		return nil, err
 	}
 	now := s.now()
 	var p *licentia.Product
@@ -358,17 +373,6 @@ func deref[T any](p *T, def T) T {
 		return def
 	}
 	return *p
-}
-
-// required checks a required string field with rule.
-func required(is *licentia.Issues, path string, v *string, rule func(string) string) {
-	if v == nil {
-		is.Add(path, "is required")
-		return
-	}
-	if msg := rule(*v); msg != "" {
-		is.Add(path, "%s", msg)
-	}
 }
 
 // sealingKey returns the master key to seal new secrets under: the one the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/licentia/licentia/internal/events"
@@ -31,6 +32,19 @@ var (
 	reinstate = transition{licentia.StatusActive, licentia.AuditLicenceReinstated, licentia.EventLicenceReinstated}
 )
 
+// ChangeStatus is the body of a status change: revoke, expire, reinstate.
+type ChangeStatus struct {
+	licentia.Decoded
+	Reason *string `json:"reason" input:"required"`
+}
+
+// Validate reports every problem of a status change.
+func (in *ChangeStatus) Validate() licentia.Issues {
+	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
+	is.CheckString("/reason", in.Reason, licentia.CheckReason)
+	return is
+}
+
 // RevokeLicence revokes a licence (from active or expired). It takes effect
 // at once on the status route, which reads the stored status.
 func (s *Service) RevokeLicence(ctx context.Context, actor licentia.Actor, orgID, id, reason string) (*Change, error) {
@@ -52,10 +66,8 @@ func (s *Service) ReinstateLicence(ctx context.Context, actor licentia.Actor, or
 // licence already in the target status changes nothing and writes no event.
 // An anonymised licence answers 409 licence_anonymised.
 func (s *Service) changeStatus(ctx context.Context, actor licentia.Actor, orgID, id, reason string, t transition) (*Change, error) {
-	if msg := licentia.CheckReason(reason); msg != "" {
-		var is licentia.Issues
-		is.Add("/reason", "%s", msg)
-		return nil, is.Err()
+	if err := (&ChangeStatus{Reason: &reason}).Validate().Err(); err != nil {
+		return nil, err
 	}
 	now := s.now()
 	var out Change
@@ -99,6 +111,21 @@ func (s *Service) changeStatus(ctx context.Context, actor licentia.Actor, orgID,
 		return nil, fmt.Errorf("%s licence %s: %w", t.action, id, err)
 	}
 	return &out, nil
+}
+
+// Anonymise is the body of an erasure, which the caller confirms.
+type Anonymise struct {
+	licentia.Decoded
+	Confirm *bool `json:"confirm" input:"required"`
+}
+
+// Validate reports every problem of an erasure: confirm must be true.
+func (in *Anonymise) Validate() licentia.Issues {
+	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
+	if in.Confirm != nil && !*in.Confirm {
+		is.Add("/confirm", "must be true")
+	}
+	return is
 }
 
 // AnonymiseLicence erases a licence's customer data in one transaction: the

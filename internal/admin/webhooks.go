@@ -15,22 +15,54 @@ import (
 // MaxDeliveries is the most deliveries one page lists.
 const MaxDeliveries = 100
 
-// EndpointInput is what adds or changes an endpoint; nil fields were not
+// CreateWebhookEndpoint is what adds an endpoint; nil fields were not
 // given.
-type EndpointInput struct {
-	URL         *string
-	EventTypes  []licentia.EventType
-	Description *string
-	Enabled     *bool
+type CreateWebhookEndpoint struct {
+	licentia.Decoded
+	URL         *string              `json:"url" input:"required"`
+	Description *string              `json:"description"`
+	Enabled     *bool                `json:"enabled"`
+	EventTypes  []licentia.EventType `json:"event_types" input:"required"`
 }
 
-// Validate reports every problem; for an add, url and event_types are
-// required; for a change, at least one field. It normalises the URL.
-func (s *Service) validateEndpoint(in *EndpointInput, add bool) licentia.Issues {
+// Validate reports every problem of an add, whose URL it normalises and
+// whose repeated event types it drops. A field missing or not read is
+// reported alone: the rules are checked on a request read whole.
+func (in *CreateWebhookEndpoint) Validate(baseHost string) licentia.Issues {
+	if is := append(slices.Clone(in.Before), licentia.CheckFields(in)...); len(is) > 0 {
+		return is
+	}
+	return endpointRules(&in.URL, &in.EventTypes, in.Description, baseHost)
+}
+
+// UpdateWebhookEndpoint is what changes an endpoint; nil fields stay.
+type UpdateWebhookEndpoint struct {
+	licentia.Decoded
+	URL         *string              `json:"url"`
+	Description *string              `json:"description"`
+	Enabled     *bool                `json:"enabled"`
+	EventTypes  []licentia.EventType `json:"event_types"`
+}
+
+// Validate reports every problem of a change, which needs at least one
+// field, as CreateWebhookEndpoint's Validate does for an add.
+func (in *UpdateWebhookEndpoint) Validate(baseHost string) licentia.Issues {
+	if is := append(slices.Clone(in.Before), licentia.CheckFields(in)...); len(is) > 0 {
+		return is
+	}
+	is := endpointRules(&in.URL, &in.EventTypes, in.Description, baseHost)
+	if in.URL == nil && in.EventTypes == nil && in.Description == nil && in.Enabled == nil {
+		is.Add("", "give at least one of url, event_types, description, enabled")
+	}
+	return is
+}
+
+// endpointRules checks the fields of an add or a change that were given,
+// normalising the URL and dropping repeated event types.
+func endpointRules(url **string, types *[]licentia.EventType, description *string, baseHost string) licentia.Issues {
 	var is licentia.Issues
-	switch {
-	case in.URL != nil:
-		u, err := webhooks.NormaliseURL(*in.URL, s.baseHost())
+	if *url != nil {
+		u, err := webhooks.NormaliseURL(**url, baseHost)
 		if err != nil {
 			if e, ok := errors.AsType[*licentia.Error](err); ok {
 				if list, ok := e.Details["issues"].([]licentia.Issue); ok {
@@ -41,30 +73,22 @@ func (s *Service) validateEndpoint(in *EndpointInput, add bool) licentia.Issues 
 				is.Add("/url", "is not an acceptable webhook URL")
 			}
 		} else {
-			in.URL = &u
+			*url = &u
 		}
-	case add:
-		is.Add("/url", "is required")
 	}
-	switch {
-	case in.EventTypes != nil:
-		if len(in.EventTypes) == 0 {
+	if *types != nil {
+		if len(*types) == 0 {
 			is.Add("/event_types", "must name at least one event type")
 		}
-		for i, t := range in.EventTypes {
+		for i, t := range *types {
 			if !slices.Contains(licentia.EventTypes, t) {
 				is.Add(fmt.Sprintf("/event_types/%d", i), "must be one of the event types")
 			}
 		}
-		in.EventTypes = uniqueTypes(in.EventTypes)
-	case add:
-		is.Add("/event_types", "is required")
+		*types = uniqueTypes(*types)
 	}
-	if in.Description != nil && (len([]rune(*in.Description)) > 500 || licentia.HasControl(*in.Description)) {
+	if description != nil && (len([]rune(*description)) > 500 || licentia.HasControl(*description)) {
 		is.Add("/description", "must be at most 500 characters without control characters")
-	}
-	if !add && in.URL == nil && in.EventTypes == nil && in.Description == nil && in.Enabled == nil {
-		is.Add("", "give at least one of url, event_types, description, enabled")
 	}
 	return is
 }
@@ -112,8 +136,8 @@ func (s *Service) WebhookEndpoint(ctx context.Context, orgID, id string) (*licen
 
 // AddWebhookEndpoint adds an endpoint with a new secret, shown once. Every
 // endpoint counts against the plan, turned-off ones included.
-func (s *Service) AddWebhookEndpoint(ctx context.Context, actor licentia.Actor, orgID string, in EndpointInput) (*licentia.WebhookEndpoint, webhooks.Secret, error) {
-	if err := s.validateEndpoint(&in, true).Err(); err != nil {
+func (s *Service) AddWebhookEndpoint(ctx context.Context, actor licentia.Actor, orgID string, in CreateWebhookEndpoint) (*licentia.WebhookEndpoint, webhooks.Secret, error) {
+	if err := in.Validate(s.baseHost()).Err(); err != nil {
 		return nil, webhooks.Secret{}, err
 	}
 	now := s.now()
@@ -156,8 +180,8 @@ func (s *Service) AddWebhookEndpoint(ctx context.Context, actor licentia.Actor, 
 // UpdateWebhookEndpoint changes an endpoint. Turning it on clears its
 // disabled_reason; turning it off by hand records disabled_by_maker. A
 // change that changes nothing writes nothing: no updated_at, no audit entry.
-func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor licentia.Actor, orgID, id string, in EndpointInput) (*licentia.WebhookEndpoint, error) {
-	if err := s.validateEndpoint(&in, false).Err(); err != nil {
+func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor licentia.Actor, orgID, id string, in UpdateWebhookEndpoint) (*licentia.WebhookEndpoint, error) {
+	if err := in.Validate(s.baseHost()).Err(); err != nil {
 		return nil, err
 	}
 	now := s.now()
@@ -189,7 +213,7 @@ func (s *Service) UpdateWebhookEndpoint(ctx context.Context, actor licentia.Acto
 
 // applyEndpointChange applies in to e and returns the fields it changed,
 // for the audit entry.
-func applyEndpointChange(e *licentia.WebhookEndpoint, in EndpointInput) map[string]any {
+func applyEndpointChange(e *licentia.WebhookEndpoint, in UpdateWebhookEndpoint) map[string]any {
 	changes := map[string]any{}
 	if in.URL != nil && *in.URL != e.URL {
 		e.URL, changes["url"] = *in.URL, *in.URL

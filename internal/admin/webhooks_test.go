@@ -48,12 +48,12 @@ func newHookFixture(t *testing.T) *hookFixture {
 func str(s string) *string { return &s }
 
 // endpointInput subscribes url to types.
-func endpointInput(url string, types ...licentia.EventType) admin.EndpointInput {
-	return admin.EndpointInput{URL: &url, EventTypes: types}
+func endpointInput(url string, types ...licentia.EventType) admin.CreateWebhookEndpoint {
+	return admin.CreateWebhookEndpoint{URL: &url, EventTypes: types}
 }
 
 // addEndpoint adds an endpoint and fails the test on an error.
-func (f *hookFixture) addEndpoint(t *testing.T, orgID string, in admin.EndpointInput) *licentia.WebhookEndpoint {
+func (f *hookFixture) addEndpoint(t *testing.T, orgID string, in admin.CreateWebhookEndpoint) *licentia.WebhookEndpoint {
 	t.Helper()
 	e, secret, err := f.svc.AddWebhookEndpoint(t.Context(), licentia.OperatorActor, orgID, in)
 	if err != nil {
@@ -89,37 +89,37 @@ func TestWebhookEndpointRules(t *testing.T) {
 	desc := "must be at most 500 characters without control characters"
 	for _, tt := range []struct {
 		name string
-		in   admin.EndpointInput
+		in   admin.CreateWebhookEndpoint
 		add  []string // issues of an add; nil when it succeeds
 		upd  []string // issues of a change
 	}{
-		{"nothing", admin.EndpointInput{},
+		{"nothing", admin.CreateWebhookEndpoint{},
 			[]string{"/url is required", "/event_types is required"}, []string{" give at least one of url, event_types, description, enabled"}},
-		{"empty event types", admin.EndpointInput{URL: str("https://hooks.example.com/x"), EventTypes: []licentia.EventType{}},
+		{"empty event types", admin.CreateWebhookEndpoint{URL: str("https://hooks.example.com/x"), EventTypes: []licentia.EventType{}},
 			[]string{"/event_types must name at least one event type"}, []string{"/event_types must name at least one event type"}},
 		{"unknown event types", endpointInput("https://hooks.example.com/x", "licence.issued", "licence.created", "Licence.Issued"),
 			[]string{"/event_types/1 must be one of the event types", "/event_types/2 must be one of the event types"},
 			[]string{"/event_types/1 must be one of the event types", "/event_types/2 must be one of the event types"}},
 		{"service host", endpointInput("https://api.licences.example.net/x", licentia.EventLicenceIssued),
 			[]string{"/url must not be the service's own host or a name under it"}, []string{"/url must not be the service's own host or a name under it"}},
-		{"description of 501 characters", admin.EndpointInput{URL: str("https://hooks.example.com/x"), EventTypes: []licentia.EventType{licentia.EventLicenceIssued},
+		{"description of 501 characters", admin.CreateWebhookEndpoint{URL: str("https://hooks.example.com/x"), EventTypes: []licentia.EventType{licentia.EventLicenceIssued},
 			Description: str(strings.Repeat("ü", 501))}, []string{"/description " + desc}, []string{"/description " + desc}},
-		{"description with a newline", admin.EndpointInput{Description: str("a\nb")},
-			[]string{"/url is required", "/event_types is required", "/description " + desc}, []string{"/description " + desc}},
+		{"description with a newline", admin.CreateWebhookEndpoint{Description: str("a\nb")},
+			[]string{"/url is required", "/event_types is required"}, []string{"/description " + desc}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := f.svc.AddWebhookEndpoint(t.Context(), licentia.OperatorActor, o.ID, tt.in)
 			if diff := cmp.Diff(tt.add, issueMessages(t, err)); diff != "" {
 				t.Errorf("AddWebhookEndpoint() issues (-want +got):\n%s", diff)
 			}
-			_, err = f.svc.UpdateWebhookEndpoint(t.Context(), licentia.OperatorActor, o.ID, ep.ID, tt.in)
+			_, err = f.svc.UpdateWebhookEndpoint(t.Context(), licentia.OperatorActor, o.ID, ep.ID, admin.UpdateWebhookEndpoint(tt.in))
 			if diff := cmp.Diff(tt.upd, issueMessages(t, err)); diff != "" {
 				t.Errorf("UpdateWebhookEndpoint() issues (-want +got):\n%s", diff)
 			}
 		})
 	}
 
-	got := f.addEndpoint(t, o.ID, admin.EndpointInput{URL: str("https://Hooks.Example.com.:443/y"), Description: str(strings.Repeat("ü", 500)),
+	got := f.addEndpoint(t, o.ID, admin.CreateWebhookEndpoint{URL: str("https://Hooks.Example.com.:443/y"), Description: str(strings.Repeat("ü", 500)),
 		EventTypes: []licentia.EventType{licentia.EventActivationCreated, licentia.EventLicenceIssued, licentia.EventActivationCreated}})
 	want := &licentia.WebhookEndpoint{ID: got.ID, OrgID: o.ID, URL: "https://hooks.example.com/y", Description: strings.Repeat("ü", 500),
 		EventTypes: []licentia.EventType{licentia.EventActivationCreated, licentia.EventLicenceIssued}, Enabled: true,
@@ -141,10 +141,10 @@ func TestWebhookEndpointRules(t *testing.T) {
 func TestUpdateWebhookEndpointNoChange(t *testing.T) {
 	f := newHookFixture(t)
 	o := f.org(t, "acme", licentia.PlanBusiness)
-	ep := f.addEndpoint(t, o.ID, admin.EndpointInput{URL: str("https://hooks.example.com/x"), Description: str("d"),
+	ep := f.addEndpoint(t, o.ID, admin.CreateWebhookEndpoint{URL: str("https://hooks.example.com/x"), Description: str("d"),
 		EventTypes: []licentia.EventType{licentia.EventLicenceIssued, licentia.EventLicenceRevoked}})
 	f.clk.Advance(time.Hour)
-	got, err := f.svc.UpdateWebhookEndpoint(t.Context(), licentia.OperatorActor, o.ID, ep.ID, admin.EndpointInput{
+	got, err := f.svc.UpdateWebhookEndpoint(t.Context(), licentia.OperatorActor, o.ID, ep.ID, admin.UpdateWebhookEndpoint{
 		URL: str("https://HOOKS.example.com/x"), Description: str("d"), Enabled: new(true),
 		EventTypes: []licentia.EventType{licentia.EventLicenceIssued, licentia.EventLicenceRevoked, licentia.EventLicenceIssued}})
 	if err != nil {
@@ -156,7 +156,7 @@ func TestUpdateWebhookEndpointNoChange(t *testing.T) {
 	if n := countAudit(t, f.st, o.ID, licentia.AuditWebhookEndpointUpdated); n != 0 {
 		t.Errorf("%d update audit entries, want 0", n)
 	}
-	got, err = f.svc.UpdateWebhookEndpoint(t.Context(), licentia.OperatorActor, o.ID, ep.ID, admin.EndpointInput{Enabled: new(false)})
+	got, err = f.svc.UpdateWebhookEndpoint(t.Context(), licentia.OperatorActor, o.ID, ep.ID, admin.UpdateWebhookEndpoint{Enabled: new(false)})
 	if err != nil {
 		t.Fatalf("UpdateWebhookEndpoint() error = %v", err)
 	}
@@ -194,9 +194,9 @@ func TestWebhooksNotConfigured(t *testing.T) {
 			wantCode(t, "WebhookEndpoint(missing)", err, licentia.CodeWebhookEndpointNotFound)
 			_, _, err = f.svc.AddWebhookEndpoint(ctx, actor, org.ID, endpointInput("https://hooks.example.com/y", licentia.EventLicenceIssued))
 			wantCode(t, "AddWebhookEndpoint()", err, licentia.CodeWebhooksNotConfigured)
-			_, _, err = f.svc.AddWebhookEndpoint(ctx, actor, org.ID, admin.EndpointInput{})
+			_, _, err = f.svc.AddWebhookEndpoint(ctx, actor, org.ID, admin.CreateWebhookEndpoint{})
 			wantCode(t, "AddWebhookEndpoint(invalid)", err, licentia.CodeValidationFailed)
-			_, err = f.svc.UpdateWebhookEndpoint(ctx, actor, org.ID, ep.ID, admin.EndpointInput{Enabled: new(false)})
+			_, err = f.svc.UpdateWebhookEndpoint(ctx, actor, org.ID, ep.ID, admin.UpdateWebhookEndpoint{Enabled: new(false)})
 			wantCode(t, "UpdateWebhookEndpoint()", err, licentia.CodeWebhooksNotConfigured)
 			err = f.svc.DeleteWebhookEndpoint(ctx, actor, org.ID, ep.ID)
 			wantCode(t, "DeleteWebhookEndpoint()", err, licentia.CodeWebhooksNotConfigured)
@@ -235,7 +235,7 @@ func TestDeliveriesQueuedWithChange(t *testing.T) {
 	}
 	subscribed := f.addEndpoint(t, o.ID, endpointInput("https://hooks.example.com/a", licentia.EventLicenceIssued, licentia.EventLicenceRevoked))
 	revokedOnly := f.addEndpoint(t, o.ID, endpointInput("https://hooks.example.com/b", licentia.EventLicenceRevoked))
-	off := f.addEndpoint(t, o.ID, admin.EndpointInput{URL: str("https://hooks.example.com/c"), EventTypes: []licentia.EventType{licentia.EventLicenceIssued}, Enabled: new(false)})
+	off := f.addEndpoint(t, o.ID, admin.CreateWebhookEndpoint{URL: str("https://hooks.example.com/c"), EventTypes: []licentia.EventType{licentia.EventLicenceIssued}, Enabled: new(false)})
 	theirs := f.addEndpoint(t, other.ID, endpointInput("https://hooks.example.com/d", licentia.EventLicenceIssued))
 
 	f.clk.Advance(time.Second)

@@ -67,7 +67,7 @@ func newRotationFixture(t *testing.T) *rotationFixture {
 	// A webhook endpoint with its current and a replaced secret.
 	url := "https://hooks.example.net/licentia"
 	e, _, err := svc.AddWebhookEndpoint(t.Context(), licentia.OperatorActor, orgID,
-		admin.EndpointInput{URL: &url, EventTypes: []licentia.EventType{licentia.EventLicenceIssued}})
+		admin.CreateWebhookEndpoint{URL: &url, EventTypes: []licentia.EventType{licentia.EventLicenceIssued}})
 	if err != nil {
 		t.Fatalf("AddWebhookEndpoint() error = %v", err)
 	}
@@ -510,7 +510,7 @@ func TestMasterKeyRotateWhileServingWebhooks(t *testing.T) {
 	svc := adminService(h.openStore(t), masterKey(t, rawKey(1)))
 	url := "https://example.com/licentia"
 	_, secret, err := svc.AddWebhookEndpoint(t.Context(), licentia.OperatorActor, orgID,
-		admin.EndpointInput{URL: &url, EventTypes: []licentia.EventType{licentia.EventLicenceIssued}})
+		admin.CreateWebhookEndpoint{URL: &url, EventTypes: []licentia.EventType{licentia.EventLicenceIssued}})
 	if err != nil {
 		t.Fatalf("AddWebhookEndpoint() error = %v", err)
 	}

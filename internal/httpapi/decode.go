@@ -7,10 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/licentia/licentia/internal/licentia"
@@ -205,97 +203,3 @@ var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 func pointer(name string) string {
 	return "/" + pointerEscaper.Replace(name)
 }
-
-// has reports whether the field was sent.
-func (b *body) has(name string) bool {
-	_, ok := b.fields[name]
-	return ok
-}
-
-func (b *body) missing(name string, required bool) bool {
-	if _, ok := b.fields[name]; ok {
-		return false
-	}
-	if required {
-		b.issues.Add(pointer(name), "is required")
-	}
-	return true
-}
-
-// str reads a string field; nil when absent or invalid.
-func (b *body) str(name string, required bool) *string {
-	if b.missing(name, required) {
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b.fields[name], &s); err != nil || string(b.fields[name]) == "null" {
-		b.issues.Add(pointer(name), "must be a string")
-		return nil
-	}
-	return &s
-}
-
-var integerRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
-
-// integer reads an integer field in [lo, hi]; fractions and exponents are
-// refused, as the contract says integer.
-func (b *body) integer(name string, required bool, lo, hi int64) *int64 {
-	if b.missing(name, required) {
-		return nil
-	}
-	raw := string(b.fields[name])
-	var n int64
-	if !integerRE.MatchString(raw) {
-		b.issues.Add(pointer(name), "must be an integer")
-		return nil
-	}
-	if err := json.Unmarshal(b.fields[name], &n); err != nil || n < lo || n > hi {
-		b.issues.Add(pointer(name), "must be an integer from %d to %d", lo, hi)
-		return nil
-	}
-	return &n
-}
-
-// boolean reads a boolean field.
-func (b *body) boolean(name string, required bool) *bool {
-	if b.missing(name, required) {
-		return nil
-	}
-	var v bool
-	if err := json.Unmarshal(b.fields[name], &v); err != nil || string(b.fields[name]) == "null" {
-		b.issues.Add(pointer(name), "must be a boolean")
-		return nil
-	}
-	return &v
-}
-
-// time reads an RFC 3339 time with an offset.
-func (b *body) time(name string, required bool) *time.Time {
-	s := b.str(name, required)
-	if s == nil {
-		return nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, *s)
-	if err != nil {
-		b.issues.Add(pointer(name), "must be an RFC 3339 time with an offset")
-		return nil
-	}
-	t = t.UTC()
-	return &t
-}
-
-// strings reads an array of strings.
-func (b *body) strings(name string, required bool) []string {
-	if b.missing(name, required) {
-		return nil
-	}
-	var v []string
-	if err := json.Unmarshal(b.fields[name], &v); err != nil || v == nil {
-		b.issues.Add(pointer(name), "must be an array of strings")
-		return nil
-	}
-	return v
-}
-
-// empty reports whether no known field was sent.
-func (b *body) empty() bool { return len(b.fields) == 0 }

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"slices"
-	"time"
-	"unicode/utf8"
 
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/events"
@@ -19,25 +16,8 @@ type issuedAnswer struct {
 }
 
 func (s *Server) issueLicence(w http.ResponseWriter, r *http.Request) error {
-	var is licentia.Issues
-	readQuery(r, &is)
-	b, err := readBody(r, &is, "product_id", "email", "limit_kind", "limit_count", "expires_at", "major", "id", "external_ref", "trial")
-	if err != nil {
-		return err
-	}
-	in := admin.NewLicence{
-		ID:          b.str("id", false),
-		ProductID:   b.str("product_id", true),
-		Email:       b.str("email", true),
-		LimitKind:   (*licentia.LimitKind)(b.str("limit_kind", false)),
-		LimitCount:  b.integer("limit_count", false, 1, licentia.MaxLimitCount),
-		ExpiresAt:   b.time("expires_at", false),
-		Major:       b.integer("major", false, 1, licentia.MaxMajor),
-		ExternalRef: b.str("external_ref", false),
-		Trial:       b.boolean("trial", false),
-	}
-	is.Merge(in.Validate(s.admin.Now()))
-	if err := is.Err(); err != nil {
+	var in admin.NewLicence
+	if err := decode(r, nil, &in); err != nil {
 		return err
 	}
 	c := callerOf(r)
@@ -49,69 +29,12 @@ func (s *Server) issueLicence(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// enumParam reads an optional query parameter that must be one of values.
-func enumParam[T ~string](q *query, name string, values ...T) *T {
-	v, ok := q.get(name)
-	if !ok {
-		return nil
-	}
-	if !slices.Contains(values, T(v)) {
-		q.issues.Add("query."+name, "must be one of %v", values)
-		return nil
-	}
-	t := T(v)
-	return &t
-}
-
 func (s *Server) findLicences(w http.ResponseWriter, r *http.Request) error {
-	var is licentia.Issues
-	q := readQuery(r, &is, "email", "q", "product_id", "external_ref", "state", "status", "term", "source")
-	f := admin.FindQuery{
-		State:  enumParam(q, "state", licentia.StateActive, licentia.StateTrial, licentia.StateExpired, licentia.StateRevoked),
-		Status: enumParam(q, "status", licentia.StatusActive, licentia.StatusRevoked, licentia.StatusExpired),
-		Term:   enumParam(q, "term", licentia.TermPerpetual, licentia.TermTerm, licentia.TermSubscription),
-		Source: enumParam(q, "source", licentia.SourceAdmin, licentia.SourceProvider),
-	}
-	for _, p := range []struct {
-		name string
-		dst  **string
-		max  int
-	}{{"email", &f.Email, 320}, {"q", &f.Q, 2048}, {"external_ref", &f.ExternalRef, licentia.MaxExternalRef}, {"product_id", &f.ProductID, 63}} {
-		if v, ok := q.get(p.name); ok {
-			if n := utf8.RuneCountInString(v); n == 0 || n > p.max {
-				is.Add("query."+p.name, "must be 1 to %d characters", p.max)
-				continue
-			}
-			*p.dst = &v
-		}
-	}
-	if f.ProductID != nil {
-		if msg := licentia.CheckProductID(*f.ProductID); msg != "" {
-			is.Add("query.product_id", "%s", msg)
-		}
-	}
-	// An external reference is printable ASCII: one that is not names no
-	// licence, and is refused like a malformed one on issue.
-	if f.ExternalRef != nil {
-		if msg := licentia.CheckExternalRef(*f.ExternalRef); msg != "" {
-			is.Add("query.external_ref", "%s", msg)
-		}
-	}
-	if _, ok := q.get("external_ref"); ok {
-		if _, ok := q.get("product_id"); !ok {
-			is.Add("query.product_id", "is required with external_ref")
-		}
-	}
-	_, e := q.get("email")
-	_, qq := q.get("q")
-	_, ref := q.get("external_ref")
-	if !e && !qq && !ref {
-		is.Add("query", "give at least one of email, q, external_ref")
-	}
-	if err := is.Err(); err != nil {
+	var q admin.FindQuery
+	if err := decode(r, nil, &q); err != nil {
 		return err
 	}
-	ls, err := s.admin.FindLicences(r.Context(), callerOf(r).OrgID, f)
+	ls, err := s.admin.FindLicences(r.Context(), callerOf(r).OrgID, q)
 	if err != nil {
 		return err
 	}
@@ -145,33 +68,11 @@ type bySourceJSON struct {
 }
 
 func (s *Server) countLicences(w http.ResponseWriter, r *http.Request) error {
-	var is licentia.Issues
-	q := readQuery(r, &is, "product_id", "since")
-	var productID *string
-	if v, ok := q.get("product_id"); ok {
-		if msg := licentia.CheckProductID(v); msg != "" {
-			is.Add("query.product_id", "%s", msg)
-		}
-		productID = &v
-	}
-	since := s.admin.Now().Add(-admin.DefaultCountWindow)
-	if v, ok := q.get("since"); ok {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			is.Add("query.since", "must be an RFC 3339 time with an offset")
-		}
-		since = t.UTC()
-	}
-	if err := is.Err(); err != nil {
+	var q admin.CountQuery
+	if err := decode(r, nil, &q); err != nil {
 		return err
 	}
-	c := callerOf(r)
-	if productID != nil {
-		if _, err := s.admin.Product(r.Context(), c.OrgID, *productID); err != nil {
-			return err
-		}
-	}
-	n, err := s.admin.CountLicences(r.Context(), c.OrgID, productID, since)
+	n, since, err := s.admin.CountLicences(r.Context(), callerOf(r).OrgID, q)
 	if err != nil {
 		return err
 	}
@@ -246,22 +147,15 @@ func (s *Server) statusChange(op statusOp) handlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		var is licentia.Issues
 		id := pathUUID(r, "id", &is)
-		readQuery(r, &is)
-		b, err := readBody(r, &is, "reason")
-		if err != nil {
+		var in admin.ChangeStatus
+		if err := decode(r, is, &in); err != nil {
 			return err
 		}
-		reason := b.str("reason", true)
-		if reason != nil {
-			if msg := licentia.CheckReason(*reason); msg != "" {
-				is.Add("/reason", "%s", msg)
-			}
-		}
-		if err := is.Err(); err != nil {
+		if err := in.Validate().Err(); err != nil {
 			return err
 		}
 		c := callerOf(r)
-		ch, err := op(r.Context(), c.Actor, c.OrgID, id, *reason)
+		ch, err := op(r.Context(), c.Actor, c.OrgID, id, *in.Reason)
 		if err != nil {
 			return err
 		}
@@ -273,15 +167,11 @@ func (s *Server) statusChange(op statusOp) handlerFunc {
 func (s *Server) anonymiseLicence(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathUUID(r, "id", &is)
-	readQuery(r, &is)
-	b, err := readBody(r, &is, "confirm")
-	if err != nil {
+	var in admin.Anonymise
+	if err := decode(r, is, &in); err != nil {
 		return err
 	}
-	if confirm := b.boolean("confirm", true); confirm != nil && !*confirm {
-		is.Add("/confirm", "must be true")
-	}
-	if err := is.Err(); err != nil {
+	if err := in.Validate().Err(); err != nil {
 		return err
 	}
 	c := callerOf(r)

@@ -115,24 +115,8 @@ func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) error {
-	var is licentia.Issues
-	readQuery(r, &is)
-	b, err := readBody(r, &is, "id", "name", "key_prefix", "current_major", "machines_per_seat",
-		"licence_signing_domain", "verdict_signing_domain")
-	if err != nil {
-		return err
-	}
-	in := admin.NewProduct{
-		ID:                   b.str("id", true),
-		Name:                 b.str("name", true),
-		KeyPrefix:            b.str("key_prefix", true),
-		CurrentMajor:         b.integer("current_major", true, 1, licentia.MaxMajor),
-		MachinesPerSeat:      b.integer("machines_per_seat", false, 1, licentia.MaxMachinesPerSeat),
-		LicenceSigningDomain: b.str("licence_signing_domain", false),
-		VerdictSigningDomain: b.str("verdict_signing_domain", false),
-	}
-	is.Merge(in.Validate())
-	if err := is.Err(); err != nil {
+	var in admin.NewProduct
+	if err := decode(r, nil, &in); err != nil {
 		return err
 	}
 	v, err := s.admin.CreateProduct(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, in)
@@ -146,25 +130,8 @@ func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) patchProduct(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathProductID(r, &is)
-	readQuery(r, &is)
-	b, err := readBody(r, &is, "name", "current_major", "machines_per_seat")
-	if err != nil {
-		return err
-	}
-	in := admin.ProductPatch{
-		Name:            b.str("name", false),
-		CurrentMajor:    b.integer("current_major", false, 1, licentia.MaxMajor),
-		MachinesPerSeat: b.integer("machines_per_seat", false, 1, licentia.MaxMachinesPerSeat),
-	}
-	// A field that was sent but could not be read is already an issue; only
-	// a body that names no known field lacks "at least one".
-	switch {
-	case b.empty():
-		is.Add("", "give at least one of name, current_major, machines_per_seat")
-	case in.Name != nil || in.CurrentMajor != nil || in.MachinesPerSeat != nil:
-		is.Merge(in.Validate())
-	}
-	if err := is.Err(); err != nil {
+	var in admin.ProductPatch
+	if err := decode(r, is, &in); err != nil {
 		return err
 	}
 	v, err := s.admin.UpdateProduct(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, in)
@@ -178,16 +145,14 @@ func (s *Server) patchProduct(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) rotateSigningKey(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathProductID(r, &is)
-	readQuery(r, &is)
-	b, err := readBody(r, &is, "keep_previous")
-	if err != nil {
+	var in admin.RotateKey
+	if err := decode(r, is, &in); err != nil {
 		return err
 	}
-	keep := b.boolean("keep_previous", false)
-	if err := is.Err(); err != nil {
+	if err := in.Validate().Err(); err != nil {
 		return err
 	}
-	v, err := s.admin.RotateSigningKey(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, deref(keep, true))
+	v, err := s.admin.RotateSigningKey(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, deref(in.KeepPrevious, true))
 	if err != nil {
 		return err
 	}
@@ -198,21 +163,14 @@ func (s *Server) rotateSigningKey(w http.ResponseWriter, r *http.Request) error 
 func (s *Server) retirePublicKey(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathProductID(r, &is)
-	readQuery(r, &is)
-	b, err := readBody(r, &is, "public_key")
-	if err != nil {
+	var in admin.RetireKey
+	if err := decode(r, is, &in); err != nil {
 		return err
 	}
-	pub := b.str("public_key", true)
-	if pub != nil {
-		if raw, err := hex.DecodeString(*pub); err != nil || len(raw) != 32 {
-			is.Add("/public_key", "must be 64 hexadecimal characters")
-		}
-	}
-	if err := is.Err(); err != nil {
+	if err := in.Validate().Err(); err != nil {
 		return err
 	}
-	v, err := s.admin.RetirePublicKey(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, *pub)
+	v, err := s.admin.RetirePublicKey(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, *in.PublicKey)
 	if err != nil {
 		return err
 	}

@@ -50,33 +50,9 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// endpointInput reads an add or change body.
-func endpointInput(b *body, add bool) admin.EndpointInput {
-	in := admin.EndpointInput{
-		URL:         b.str("url", add),
-		Description: b.str("description", false),
-		Enabled:     b.boolean("enabled", false),
-	}
-	if types := b.strings("event_types", add); types != nil {
-		in.EventTypes = make([]licentia.EventType, len(types))
-		for i, t := range types {
-			in.EventTypes[i] = licentia.EventType(t)
-		}
-	}
-	return in
-}
-
-var endpointFields = []string{"url", "event_types", "description", "enabled"}
-
 func (s *Server) addWebhook(w http.ResponseWriter, r *http.Request) error {
-	var is licentia.Issues
-	readQuery(r, &is)
-	b, err := readBody(r, &is, endpointFields...)
-	if err != nil {
-		return err
-	}
-	in := endpointInput(b, true)
-	if err := is.Err(); err != nil {
+	var in admin.CreateWebhookEndpoint
+	if err := decode(r, nil, &in); err != nil {
 		return err
 	}
 	c := callerOf(r)
@@ -104,13 +80,8 @@ func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathUUID(r, "id", &is)
-	readQuery(r, &is)
-	b, err := readBody(r, &is, endpointFields...)
-	if err != nil {
-		return err
-	}
-	in := endpointInput(b, false)
-	if err := is.Err(); err != nil {
+	var in admin.UpdateWebhookEndpoint
+	if err := decode(r, is, &in); err != nil {
 		return err
 	}
 	c := callerOf(r)

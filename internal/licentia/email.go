@@ -6,6 +6,9 @@ import (
 	"unicode/utf8"
 )
 
+// MaxEmail is the longest email address, in characters.
+const MaxEmail = 320
+
 // CheckEmail returns why s is not an acceptable email address, or "" when it
 // is: one @, a non-empty local part, a domain with a dot, no spaces, at most
 // 320 characters. Addresses are stored as sent and matched case-insensitively.
@@ -13,7 +16,7 @@ func CheckEmail(s string) string {
 	switch {
 	case s == "":
 		return "must not be empty"
-	case utf8.RuneCountInString(s) > 320:
+	case utf8.RuneCountInString(s) > MaxEmail:
 		return "must be at most 320 characters"
 	case strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || unicode.IsSpace(r) }):
 		return "must not contain spaces or control characters"

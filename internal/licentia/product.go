@@ -92,6 +92,9 @@ var (
 	keyPrefixRE = regexp.MustCompile(`^[A-Za-z][A-Za-z2-9]{1,7}$`)
 )
 
+// MaxProductID is the longest product id, in characters.
+const MaxProductID = 63
+
 // CheckProductID returns why id is not a product id, or "".
 func CheckProductID(id string) string {
 	if !productIDRE.MatchString(id) {

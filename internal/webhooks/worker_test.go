@@ -79,7 +79,7 @@ func (q *queue) worker(st store.Store, batch int) *webhooks.Worker {
 func (q *queue) endpoint(t *testing.T, path string) *licentia.WebhookEndpoint {
 	t.Helper()
 	u := "https://hooks.example.com" + path
-	e, _, err := q.svc.AddWebhookEndpoint(t.Context(), licentia.OperatorActor, q.org.ID, admin.EndpointInput{
+	e, _, err := q.svc.AddWebhookEndpoint(t.Context(), licentia.OperatorActor, q.org.ID, admin.CreateWebhookEndpoint{
 		URL: &u, EventTypes: []licentia.EventType{licentia.EventLicenceIssued}})
 	if err != nil {
 		t.Fatalf("AddWebhookEndpoint() error = %v", err)

@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"regexp"
+	"time"
+
+	"github.com/licentia/licentia/internal/licentia"
+)
+
+// request is an operation's request struct: it embeds licentia.Decoded and
+// names its fields by json (body) and query (query string) tags.
+type request interface {
+	Decoding() *licentia.Decoded
+}
+
+// decode reads r into in, an operation's request struct, and records in it
+// what could not be read; the operation's Validate reports that with its own
+// rules. before holds the path's issues, which come first. Query parameters
+// are read by in's query tags (any other is unknown); the body, when in has
+// body fields, by its json tags: strictly (see parseBody), then field by
+// field. Only a body over MaxBody or one the client does not finish sending
+// is an error.
+func decode(r *http.Request, before licentia.Issues, in request) error {
+	is := before
+	fields := licentia.InputFields(reflect.TypeOf(in))
+	var queryNames, bodyNames []string
+	for _, f := range fields {
+		if f.Query {
+			queryNames = append(queryNames, f.Name)
+		} else {
+			bodyNames = append(bodyNames, f.Name)
+		}
+	}
+	d := in.Decoding()
+	rv := reflect.ValueOf(in).Elem()
+	q := readQuery(r, &is, queryNames...)
+	var b *body
+	if len(bodyNames) > 0 {
+		var err error
+		if b, err = readBody(r, &is, bodyNames...); err != nil {
+			return err
+		}
+	}
+	d.Before = is
+	for _, f := range fields {
+		if f.Query {
+			if v, ok := q.get(f.Name); ok {
+				setQuery(d, f, rv.FieldByIndex(f.Index), v)
+			}
+			continue
+		}
+		if raw, ok := b.fields[f.Name]; ok {
+			setBody(d, f, rv.FieldByIndex(f.Index), raw)
+		}
+	}
+	return nil
+}
+
+// rfc3339 is the issue of a time that is not RFC 3339 with an offset.
+const rfc3339 = "must be an RFC 3339 time with an offset"
+
+// setQuery reads a query parameter into its field: a string, or a time.
+func setQuery(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, v string) {
+	if f.IsTimeField() {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			d.Unreadable(f.Path, rfc3339)
+			return
+		}
+		fv.Set(reflect.ValueOf(new(t.UTC())))
+		return
+	}
+	p := reflect.New(f.Type.Elem())
+	p.Elem().SetString(v)
+	fv.Set(p)
+}
+
+var integerRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+
+// setBody reads a body field's JSON value into its field by the field's
+// type; a value of the wrong type leaves it nil and is recorded in d.
+// JSON null is of no field's type.
+func setBody(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, raw json.RawMessage) {
+	null := string(raw) == "null"
+	if f.Type.Kind() == reflect.Slice {
+		// An array of strings; [] reads as given and empty, not nil.
+		v := reflect.New(f.Type)
+		if null || json.Unmarshal(raw, v.Interface()) != nil {
+			d.Unreadable(f.Path, "must be an array of strings")
+			return
+		}
+		fv.Set(v.Elem())
+		return
+	}
+	if f.IsTimeField() {
+		var s string
+		if null || json.Unmarshal(raw, &s) != nil {
+			d.Unreadable(f.Path, "must be a string")
+			return
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			d.Unreadable(f.Path, rfc3339)
+			return
+		}
+		fv.Set(reflect.ValueOf(new(t.UTC())))
+		return
+	}
+	p := reflect.New(f.Type.Elem())
+	switch p.Elem().Kind() {
+	case reflect.String:
+		if null || json.Unmarshal(raw, p.Interface()) != nil {
+			d.Unreadable(f.Path, "must be a string")
+			return
+		}
+	case reflect.Bool:
+		if null || json.Unmarshal(raw, p.Interface()) != nil {
+			d.Unreadable(f.Path, "must be a boolean")
+			return
+		}
+	case reflect.Int64:
+		// The contract says integer: fractions and exponents are refused.
+		if !integerRE.Match(raw) {
+			d.Unreadable(f.Path, "must be an integer")
+			return
+		}
+		// An integer past int64 is out of any field's range: it reads as
+		// the nearest int64, which the range refuses.
+		if json.Unmarshal(raw, p.Interface()) != nil {
+			n := int64(1<<63 - 1)
+			if raw[0] == '-' {
+				n = -1 << 63
+			}
+			p.Elem().SetInt(n)
+		}
+	default:
+		panic("httpapi: no decoding for a field of type " + f.Type.String())
+	}
+	fv.Set(p)
+}
