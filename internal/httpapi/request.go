@@ -65,17 +65,22 @@ const rfc3339 = "must be an RFC 3339 time with an offset"
 // setQuery reads a query parameter into its field: a string, or a time.
 func setQuery(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, v string) {
 	if f.IsTimeField() {
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			d.Unreadable(f.Path, rfc3339)
-			return
-		}
-		fv.Set(reflect.ValueOf(new(t.UTC())))
+		setTime(d, f, fv, v)
 		return
 	}
 	p := reflect.New(f.Type.Elem())
 	p.Elem().SetString(v)
 	fv.Set(p)
+}
+
+// setTime reads an RFC 3339 time into its field, in UTC.
+func setTime(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, v string) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		d.Unreadable(f.Path, rfc3339)
+		return
+	}
+	fv.Set(reflect.ValueOf(new(t.UTC())))
 }
 
 var integerRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
@@ -101,12 +106,7 @@ func setBody(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, raw j
 			d.Unreadable(f.Path, "must be a string")
 			return
 		}
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			d.Unreadable(f.Path, rfc3339)
-			return
-		}
-		fv.Set(reflect.ValueOf(new(t.UTC())))
+		setTime(d, f, fv, s)
 		return
 	}
 	p := reflect.New(f.Type.Elem())
