@@ -309,8 +309,14 @@ func (e *testEnv) doInvalid(t *testing.T, method, path, key string, body any, he
 // conventions every answer keeps.
 func (e *testEnv) send(t *testing.T, c call) *resp {
 	t.Helper()
+	return e.sendWith(t, e.srv.Client(), c)
+}
+
+// sendWith is send through client.
+func (e *testEnv) sendWith(t *testing.T, client *http.Client, c call) *resp {
+	t.Helper()
 	raw := encodeBody(t, c.body)
-	res, err := e.srv.Client().Do(e.request(t, c, raw))
+	res, err := client.Do(e.request(t, c, raw))
 	if err != nil {
 		t.Fatalf("%s %s: %v", c.method, c.path, err)
 	}

@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -114,21 +113,7 @@ func TestDeadlineWhileWriterBusy(t *testing.T) {
 // it.
 func (e *testEnv) sendGuarded(t *testing.T, c call) *resp {
 	t.Helper()
-	raw := encodeBody(t, c.body)
-	client := &http.Client{Timeout: 10 * time.Second}
-	res, err := client.Do(e.request(t, c, raw))
-	if err != nil {
-		t.Fatalf("%s %s: %v (no answer)", c.method, c.path, err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatalf("%s %s: read answer: %v", c.method, c.path, err)
-	}
-	r := &resp{status: res.StatusCode, header: res.Header, body: b}
-	validateExchange(t, e.request(t, c, raw), r, c.invalid)
-	checkConventions(t, c, r)
-	return r
+	return e.sendWith(t, &http.Client{Timeout: 10 * time.Second}, c)
 }
 
 // pingDeadline is a store that records the deadline of the context its Ping
