@@ -17,6 +17,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/httpapi"
+	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
@@ -87,6 +88,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		Activation: activation.New(activation.Options{
 			Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
 		}),
+		Purchases:       purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys}),
 		Auth:            auth.NewAuthenticator(st, clk),
 		Limiter:         limiter,
 		Ready:           ready,

@@ -30,6 +30,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
@@ -163,6 +164,7 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 		Activation: activation.New(activation.Options{
 			Store: served, Clock: clk, Keys: keys, Catalogue: cat, Validity: verdictValidity, Logger: log,
 		}),
+		Purchases:       purchase.New(purchase.Options{Store: served, Clock: clk, Keys: keys}),
 		Auth:            auth.NewAuthenticator(served, clk),
 		Limiter:         limiter,
 		Clock:           clk,

@@ -128,7 +128,8 @@ func TestCodes(t *testing.T) {
 
 // TestRouteTable holds routes.go, openapi.json and this package's adminRoutes
 // and publicRoutes to the same routes and scopes: an activation route is
-// registered with s.public and has no scope and no security in the document.
+// registered with s.public and has no scope and no security in the document;
+// a purchase lookup route with s.lookup, tagged purchases.
 func TestRouteTable(t *testing.T) {
 	code := routesInCode(t)
 	doc := apiDocument(t).doc
@@ -138,7 +139,7 @@ func TestRouteTable(t *testing.T) {
 		inCode = append(inCode, pattern)
 	}
 	docScopes := map[string]string{}
-	var docPublic []string
+	var docPublic, docLookup []string
 	for path, item := range doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			pattern := method + " " + path
@@ -148,6 +149,9 @@ func TestRouteTable(t *testing.T) {
 			}
 			if slices.Contains(op.Tags, "activation") {
 				docPublic = append(docPublic, pattern)
+			}
+			if slices.Contains(op.Tags, "purchases") {
+				docLookup = append(docLookup, pattern)
 			}
 		}
 	}
@@ -163,13 +167,17 @@ func TestRouteTable(t *testing.T) {
 		tableScopes[rt.String()] = string(rt.scope)
 		codeScopes[rt.String()] = scopeConstant(rt.scope)
 	}
-	var codePublic, tablePublic []string
+	var codePublic, tablePublic, codeLookup []string
 	for _, rt := range publicRoutes {
 		tablePublic = append(tablePublic, rt.String())
 	}
 	for pattern, constant := range code {
 		if constant == publicRoute {
 			codePublic = append(codePublic, pattern)
+			continue
+		}
+		if constant == lookupRoute {
+			codeLookup = append(codeLookup, pattern)
 			continue
 		}
 		if constant == "" {
@@ -182,7 +190,7 @@ func TestRouteTable(t *testing.T) {
 	if diff := cmp.Diff(tableScopes, docScopes); diff != "" {
 		t.Errorf("x-licentia-scope differs from adminRoutes (-adminRoutes +openapi.json):\n%s", diff)
 	}
-	for _, list := range [][]string{codePublic, tablePublic, docPublic} {
+	for _, list := range [][]string{codePublic, tablePublic, docPublic, codeLookup, docLookup} {
 		slices.Sort(list)
 	}
 	if diff := cmp.Diff(codePublic, tablePublic); diff != "" {
@@ -191,10 +199,17 @@ func TestRouteTable(t *testing.T) {
 	if diff := cmp.Diff(codePublic, docPublic); diff != "" {
 		t.Errorf("s.public routes differ from the document's activation tag (-routes.go +openapi.json):\n%s", diff)
 	}
+	if diff := cmp.Diff(codeLookup, docLookup); diff != "" {
+		t.Errorf("s.lookup routes differ from the document's purchases tag (-routes.go +openapi.json):\n%s", diff)
+	}
 }
 
-// publicRoute marks an activation route in routesInCode's answer.
-const publicRoute = "(public)"
+// publicRoute and lookupRoute mark an activation route and a purchase
+// lookup route in routesInCode's answer.
+const (
+	publicRoute = "(public)"
+	lookupRoute = "(lookup)"
+)
 
 // routesInCode reads routes.go and returns each registered pattern with the
 // name of its scope constant ("" for an operator route, publicRoute for an
@@ -212,7 +227,8 @@ func routesInCode(t *testing.T) map[string]string {
 			return true
 		}
 		sel, ok := c.Fun.(*ast.SelectorExpr)
-		if !ok || sel.Sel.Name != "handle" && sel.Sel.Name != "operator" && sel.Sel.Name != "public" {
+		if !ok || sel.Sel.Name != "handle" && sel.Sel.Name != "operator" && sel.Sel.Name != "public" &&
+			sel.Sel.Name != "lookup" {
 			return true
 		}
 		lit, ok := c.Args[0].(*ast.BasicLit)
@@ -229,6 +245,8 @@ func routesInCode(t *testing.T) map[string]string {
 			}
 		case "public":
 			out[pattern] = publicRoute
+		case "lookup":
+			out[pattern] = lookupRoute
 		}
 		return true
 	})
@@ -263,7 +281,10 @@ func TestDocumentConventions(t *testing.T) {
 			}
 			_, isAdmin := op.Extensions["x-licentia-scope"]
 			limit := "admin"
-			if !isAdmin {
+			switch {
+			case slices.Contains(op.Tags, "purchases"):
+				limit = "lookup"
+			case !isAdmin:
 				limit = "public"
 			}
 			for status, ref := range op.Responses.Map() {
@@ -276,9 +297,9 @@ func TestDocumentConventions(t *testing.T) {
 				want, ok := publicStatuses[name]
 				switch {
 				case ok:
-					checkPublicOperation(t, name, op, want)
-				case slices.Contains(op.Tags, "activation"):
-					t.Errorf("%s: an activation route publicStatuses does not list", name)
+					checkPublicOperation(t, name, op, want, limit)
+				case slices.Contains(op.Tags, "activation"), slices.Contains(op.Tags, "purchases"):
+					t.Errorf("%s: an activation or lookup route publicStatuses does not list", name)
 				}
 				continue
 			}
@@ -310,23 +331,28 @@ var publicStatuses = map[string][]string{
 	"POST /v1/activations":            {"200", "201", "400", "403", "404", "408", "409", "413", "422", "429", "500", "503"},
 	"POST /v1/activations/status":     {"200", "400", "404", "408", "413", "422", "429", "500", "503"},
 	"POST /v1/activations/deactivate": {"200", "400", "404", "408", "413", "422", "429", "500"},
+	// The lookup signs the keys it shows (503); only the POST reads a body
+	// that may miss the read deadline (408).
+	"GET /v1/purchases/lookup":  {"200", "400", "404", "413", "429", "500", "503"},
+	"POST /v1/purchases/lookup": {"200", "400", "404", "408", "413", "429", "500", "503"},
 }
 
-// checkPublicOperation holds an activation route to its statuses and to the
-// public rate limit's headers on every answer, never the admin ones.
-func checkPublicOperation(t *testing.T, name string, op *openapi3.Operation, want []string) {
+// checkPublicOperation holds an activation or lookup route to its statuses
+// and to its rate limit's headers (public or lookup) on every answer, never
+// the admin ones.
+func checkPublicOperation(t *testing.T, name string, op *openapi3.Operation, want []string, limit string) {
 	t.Helper()
 	var got []string
 	for status, ref := range op.Responses.Map() {
 		got = append(got, status)
-		for _, h := range []string{"X-RateLimit-Limit-public", "X-RateLimit-Remaining-public", "X-RateLimit-Reset-public"} {
+		for _, h := range []string{"X-RateLimit-Limit-" + limit, "X-RateLimit-Remaining-" + limit, "X-RateLimit-Reset-" + limit} {
 			if _, ok := ref.Value.Headers[h]; !ok {
 				t.Errorf("%s %s: header %s not documented", name, status, h)
 			}
 		}
 		for h := range ref.Value.Headers {
-			if strings.HasSuffix(h, "-admin") {
-				t.Errorf("%s %s: documents the admin limit's header %s", name, status, h)
+			if strings.HasSuffix(h, "-admin") || limit == "lookup" && strings.HasSuffix(h, "-public") {
+				t.Errorf("%s %s: documents another limit's header %s", name, status, h)
 			}
 		}
 	}
@@ -334,8 +360,12 @@ func checkPublicOperation(t *testing.T, name string, op *openapi3.Operation, wan
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("%s: statuses differ from the activation table (-want +got):\n%s", name, diff)
 	}
-	if !slices.Equal(op.Tags, []string{"activation"}) {
-		t.Errorf("%s: tags = %v, want [activation]", name, op.Tags)
+	tag := "activation"
+	if limit == "lookup" {
+		tag = "purchases"
+	}
+	if !slices.Equal(op.Tags, []string{tag}) {
+		t.Errorf("%s: tags = %v, want [%s]", name, op.Tags, tag)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/purchase"
 )
 
 // requestStructs names the request struct each route with a JSON body or
@@ -31,6 +32,8 @@ var requestStructs = map[string]any{
 	"POST /v1/activations":                                         activation.Activate{},
 	"POST /v1/activations/status":                                  activation.Status{},
 	"POST /v1/activations/deactivate":                              activation.Deactivate{},
+	"GET /v1/purchases/lookup":                                     purchase.LookupQuery{},
+	"POST /v1/purchases/lookup":                                    purchase.Lookup{},
 	"POST /v1/admin/webhooks":                                      admin.CreateWebhookEndpoint{},
 	"PATCH /v1/admin/webhooks/{id}":                                admin.UpdateWebhookEndpoint{},
 	"POST /v1/admin/invitations":                                   nil, // team changes answer 403 before reading a body

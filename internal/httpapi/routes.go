@@ -31,6 +31,9 @@ func (s *Server) routes() {
 	s.public("POST /v1/activations/status", s.activationStatus)
 	s.public("POST /v1/activations/deactivate", s.deactivate)
 
+	s.lookup("GET /v1/purchases/lookup", s.lookupPurchaseQuery)
+	s.lookup("POST /v1/purchases/lookup", s.lookupPurchase)
+
 	s.handle("GET /v1/admin/webhooks", licentia.ScopeWebhooksRead, s.listWebhooks)
 	s.handle("POST /v1/admin/webhooks", licentia.ScopeWebhooksWrite, s.addWebhook)
 	s.handle("GET /v1/admin/webhooks/{id}", licentia.ScopeWebhooksRead, s.getWebhook)

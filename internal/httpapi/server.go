@@ -13,6 +13,7 @@ import (
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/store"
 )
@@ -32,6 +33,7 @@ type Options struct {
 	Store          store.Store
 	Admin          *admin.Service
 	Activation     *activation.Service
+	Purchases      *purchase.Service
 	Auth           *auth.Authenticator
 	Limiter        ratelimit.Limiter
 	Clock          clock.Clock
@@ -54,6 +56,7 @@ type Server struct {
 	store      store.Store
 	admin      *admin.Service
 	activation *activation.Service
+	purchases  *purchase.Service
 	auth       *auth.Authenticator
 	limiter    ratelimit.Limiter
 	clock      clock.Clock
@@ -68,7 +71,7 @@ type Server struct {
 // New returns a Server with every route registered.
 func New(o Options) *Server {
 	s := &Server{
-		store: o.Store, admin: o.Admin, activation: o.Activation, auth: o.Auth, limiter: o.Limiter, clock: o.Clock,
+		store: o.Store, admin: o.Admin, activation: o.Activation, purchases: o.Purchases, auth: o.Auth, limiter: o.Limiter, clock: o.Clock,
 		log: o.Logger, proxies: o.TrustedProxies, ready: o.Ready, timeout: o.DatabaseTimeout, mux: http.NewServeMux(),
 	}
 	if s.timeout <= 0 {

@@ -84,6 +84,11 @@ type Reader interface {
 	// and in the same query the live seat of a machine on it (nil when it
 	// holds none): the status route's one read.
 	LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *Seat, error)
+	// PurchaseLicences lists the licences, of every organization, whose
+	// provider order id or checkout id is orderID, oldest first (issued_at,
+	// then id). Anonymised licences are left out: a customer's lookup never
+	// finds them.
+	PurchaseLicences(ctx context.Context, orderID string) ([]licentia.Licence, error)
 	// LiveActivation finds the live activation of a machine on a licence.
 	LiveActivation(ctx context.Context, orgID, licenceID, machineID string) (*licentia.Activation, error)
 	// Activation reads one activation; another organization's answers

@@ -319,3 +319,17 @@ func (t *tx) UpdateLicence(ctx context.Context, after *licentia.Licence) error {
 	d := deltas{}.add(stored.OrgID, store.KeyOf(stored, w), -1, -stored.LiveActivations)
 	return t.apply(ctx, d.add(updated.OrgID, store.KeyOf(updated, w), 1, updated.LiveActivations))
 }
+
+// purchaseLicencesQuery finds an order's licences through the two partial
+// indexes of migration 0007, one look-up each.
+const purchaseLicencesQuery = `SELECT ` + licenceColumns + ` FROM licences
+	WHERE (provider_order_id = $1 OR provider_checkout_id = $1) AND anonymised_at IS NULL
+	ORDER BY issued_at, id`
+
+func (r reader) PurchaseLicences(ctx context.Context, orderID string) ([]licentia.Licence, error) {
+	ls, err := r.queryLicences(ctx, purchaseLicencesQuery, orderID)
+	if err != nil {
+		return nil, fmt.Errorf("read purchase licences: %w", err)
+	}
+	return ls, nil
+}

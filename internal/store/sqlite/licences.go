@@ -285,3 +285,17 @@ func (r reader) LicenceByID(ctx context.Context, id string) (*licentia.Licence, 
 	}
 	return l, nil
 }
+
+// purchaseLicencesQuery finds an order's licences through the two partial
+// indexes of migration 0007, one look-up each.
+const purchaseLicencesQuery = `SELECT ` + licenceColumns + ` FROM licences
+	WHERE (provider_order_id = ? OR provider_checkout_id = ?) AND anonymised_at IS NULL
+	ORDER BY issued_at, id`
+
+func (r reader) PurchaseLicences(ctx context.Context, orderID string) ([]licentia.Licence, error) {
+	ls, err := r.queryLicences(ctx, purchaseLicencesQuery, orderID, orderID)
+	if err != nil {
+		return nil, fmt.Errorf("read purchase licences: %w", err)
+	}
+	return ls, nil
+}

@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LicenceIsolation", testLicenceIsolation},
 		{"LicenceMalformedIDs", testLicenceMalformedIDs},
 		{"FindLicences", testFindLicences},
+		{"PurchaseLicences", testPurchaseLicences},
 		{"DerivedStateBoundaries", testDerivedStateBoundaries},
 		{"CountLicences", testCountLicences},
 		{"SweepSameInstant", testSweepSameInstant},
