@@ -12,8 +12,14 @@ import (
 // (per client address and route), then 413; the handler answers the rest
 // in the contract's order.
 func (s *Server) public(pattern string, h handlerFunc) {
+	s.keyless(pattern, ratelimit.Public, func(r *http.Request) string { return "addr:" + s.clientAddr(r) + "|" + pattern }, h)
+}
+
+// keyless registers a route that takes no API key: rule, counted per
+// subject, then 413; the handler answers the rest.
+func (s *Server) keyless(pattern string, rule ratelimit.Rule, subject func(*http.Request) string, h handlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if !s.allow(w, r, ratelimit.Public, "addr:"+s.clientAddr(r)+"|"+pattern) {
+		if !s.allow(w, r, rule, subject(r)) {
 			return
 		}
 		if !limitBody(w, r) {

@@ -14,18 +14,7 @@ import (
 // POST share one allowance of 5 a minute, so the two routes do not double
 // a guesser's tries.
 func (s *Server) lookup(pattern string, h handlerFunc) {
-	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if !s.allow(w, r, ratelimit.Lookup, "addr:"+s.clientAddr(r)) {
-			return
-		}
-		if !limitBody(w, r) {
-			s.writeError(w, r, errTooLarge)
-			return
-		}
-		if err := h(w, r); err != nil {
-			s.writeError(w, r, err)
-		}
-	})
+	s.keyless(pattern, ratelimit.Lookup, func(r *http.Request) string { return "addr:" + s.clientAddr(r) }, h)
 }
 
 type purchaseAnswer struct {
