@@ -171,7 +171,7 @@ func LemonSqueezySubscriptionEvent(event string, subscriptionID, orderID, varian
 			"variant_id": variantID, "user_name": "Buyer", "user_email": "buyer@example.com", "status": status,
 			"cancelled": status == "cancelled", "trial_ends_at": nil,
 			"first_subscription_item": map[string]any{"id": 1, "subscription_id": subscriptionID, "price_id": 1, "quantity": 1},
-			"updated_at": updatedAt.UTC().Format("2006-01-02T15:04:05.000000Z"), "test_mode": true,
+			"updated_at":              updatedAt.UTC().Format("2006-01-02T15:04:05.000000Z"), "test_mode": true,
 		}},
 	})
 }
