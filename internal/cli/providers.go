@@ -6,6 +6,7 @@ import (
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/providers/lemonsqueezy"
+	"github.com/licentia/licentia/internal/providers/paddle"
 	"github.com/licentia/licentia/internal/providers/stripe"
 )
 
@@ -26,6 +27,7 @@ func newProviders(cfg config.Config, log *slog.Logger) map[providers.Name]provid
 	}
 	return map[providers.Name]providers.Provider{
 		providers.Stripe:       stripe.New(cfg.StripeAPIURL, providers.Timeout),
+		providers.Paddle:       paddle.New(cfg.PaddleAPIURL, providers.Timeout),
 		providers.LemonSqueezy: lemonsqueezy.New(cfg.LemonSqueezyAPIURL, providers.Timeout),
 	}
 }
