@@ -26,6 +26,10 @@ const SignatureHeader = "Stripe-Signature"
 // both directions.
 func (c *Client) Verify(header http.Header, body []byte, secret string, now time.Time) error {
 	sig := header.Get(SignatureHeader)
+	// An empty secret would let anyone sign: HMAC under an empty key.
+	if secret == "" {
+		return providers.ErrSignatureInvalid
+	}
 	if err := webhook.ValidatePayloadIgnoringTolerance(body, sig, secret); err != nil {
 		return providers.ErrSignatureInvalid
 	}

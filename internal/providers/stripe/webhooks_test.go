@@ -21,6 +21,12 @@ var now = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 func TestVerify(t *testing.T) {
 	body := providertest.StripeCheckoutEvent(providertest.StripeCheckout{EventID: "evt_1", SessionID: "cs_1"}, now)
 	good := providertest.StripeSignature(body, secret, now)
+	t.Run("empty secret", func(t *testing.T) {
+		h := http.Header{"Stripe-Signature": {providertest.StripeSignature(body, "", now)}}
+		if err := stripe.New("", shortTimeout).Verify(h, body, "", now); !errors.Is(err, providers.ErrSignatureInvalid) {
+			t.Fatalf("Verify() = %v, want ErrSignatureInvalid", err)
+		}
+	})
 	for _, tt := range []struct {
 		name   string
 		header string
