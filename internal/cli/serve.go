@@ -17,6 +17,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/httpapi"
+	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/signing"
@@ -36,6 +37,8 @@ type App struct {
 	http     *http.Server
 	debug    *debugServer
 	jobs     []job
+	// providers adapts each payment provider's API and webhooks.
+	providers map[providers.Name]providers.Provider
 }
 
 // NewApp wires the service from env and starts listening. When it fails,
@@ -108,7 +111,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
+	a := &App{cfg: cfg, log: log, store: st, providers: newProviders(cfg, log), listener: ln, debug: debug, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       httpapi.ReadTimeout,

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"io"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/licentia/licentia/internal/cli"
@@ -29,4 +30,26 @@ func TestNewAppFailureCloses(t *testing.T) {
 		t.Fatalf("listen on %s after a failed NewApp: %v, want the address free", addr, err)
 	}
 	again.Close()
+}
+
+// TestNewAppSaysProviderAddresses: a payment provider's API pointed
+// elsewhere (a test-only setting) is said loudly at start.
+func TestNewAppSaysProviderAddresses(t *testing.T) {
+	h := newHarness(t)
+	h.vars["LICENTIA_LISTEN"] = "127.0.0.1:0"
+	vars := []string{"LICENTIA_STRIPE_API_URL", "LICENTIA_PADDLE_API_URL", "LICENTIA_LEMONSQUEEZY_API_URL"}
+	for _, v := range vars {
+		h.vars[v] = "http://127.0.0.1:9"
+	}
+	var stderr strings.Builder
+	app, err := cli.NewApp(t.Context(), h.env(io.Discard, &stderr))
+	if err != nil {
+		t.Fatalf("NewApp() error = %v", err)
+	}
+	app.Close()
+	for _, v := range vars {
+		if !strings.Contains(stderr.String(), "TEST ONLY: "+v) {
+			t.Errorf("NewApp() log does not say %s is set:\n%s", v, stderr.String())
+		}
+	}
 }

@@ -42,23 +42,31 @@ type Config struct {
 	// Test-only settings, logged loudly when set.
 	WebhookResolve []string
 	WebhookCAFile  string
+	// StripeAPIURL, PaddleAPIURL and LemonSqueezyAPIURL replace a payment
+	// provider's API base address (without a version path) with a fake's.
+	StripeAPIURL       string
+	PaddleAPIURL       string
+	LemonSqueezyAPIURL string
 }
 
 // Load reads the configuration through getenv (os.Getenv in the binary, a
 // map in tests) and reports every problem at once.
 func Load(getenv func(string) string) (Config, error) {
 	c := Config{
-		DataDir:         getenv("LICENTIA_DATA_DIR"),
-		Listen:          getenv("LICENTIA_LISTEN"),
-		BaseURL:         strings.TrimRight(getenv("LICENTIA_BASE_URL"), "/"),
-		MasterKeyFile:   getenv("LICENTIA_MASTER_KEY_FILE"),
-		RedisURL:        getenv("LICENTIA_REDIS_URL"),
-		PlansFile:       getenv("LICENTIA_PLANS_FILE"),
-		WebhookCAFile:   getenv("LICENTIA_WEBHOOK_CA_FILE"),
-		DatabaseURL:     getenv("LICENTIA_DATABASE_URL"),
-		DebugListen:     getenv("LICENTIA_DEBUG_LISTEN"),
-		VerdictValidity: DefaultVerdictValidity,
-		DatabaseTimeout: DefaultDatabaseTimeout,
+		DataDir:            getenv("LICENTIA_DATA_DIR"),
+		Listen:             getenv("LICENTIA_LISTEN"),
+		BaseURL:            strings.TrimRight(getenv("LICENTIA_BASE_URL"), "/"),
+		MasterKeyFile:      getenv("LICENTIA_MASTER_KEY_FILE"),
+		RedisURL:           getenv("LICENTIA_REDIS_URL"),
+		PlansFile:          getenv("LICENTIA_PLANS_FILE"),
+		WebhookCAFile:      getenv("LICENTIA_WEBHOOK_CA_FILE"),
+		DatabaseURL:        getenv("LICENTIA_DATABASE_URL"),
+		DebugListen:        getenv("LICENTIA_DEBUG_LISTEN"),
+		StripeAPIURL:       strings.TrimRight(getenv("LICENTIA_STRIPE_API_URL"), "/"),
+		PaddleAPIURL:       strings.TrimRight(getenv("LICENTIA_PADDLE_API_URL"), "/"),
+		LemonSqueezyAPIURL: strings.TrimRight(getenv("LICENTIA_LEMONSQUEEZY_API_URL"), "/"),
+		VerdictValidity:    DefaultVerdictValidity,
+		DatabaseTimeout:    DefaultDatabaseTimeout,
 	}
 	if c.DataDir == "" {
 		c.DataDir = "./data"
@@ -115,6 +123,18 @@ func Load(getenv func(string) string) (Config, error) {
 			if s = strings.TrimSpace(s); s != "" {
 				c.WebhookResolve = append(c.WebhookResolve, s)
 			}
+		}
+	}
+	for _, v := range []struct{ name, value string }{
+		{"LICENTIA_STRIPE_API_URL", c.StripeAPIURL},
+		{"LICENTIA_PADDLE_API_URL", c.PaddleAPIURL},
+		{"LICENTIA_LEMONSQUEEZY_API_URL", c.LemonSqueezyAPIURL},
+	} {
+		if v.value == "" {
+			continue
+		}
+		if u, err := url.Parse(v.value); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			problems = append(problems, v.name+" must be an absolute http or https URL")
 		}
 	}
 	if len(problems) > 0 {

@@ -57,19 +57,22 @@ func TestLoadDatabaseInDataDir(t *testing.T) {
 
 func TestLoadEveryVariable(t *testing.T) {
 	vars := map[string]string{
-		"LICENTIA_DATABASE_URL":     "postgres://licentia:pw@db.internal:5432/licentia?sslmode=require",
-		"LICENTIA_DATA_DIR":         "/var/lib/licentia",
-		"LICENTIA_LISTEN":           "0.0.0.0:9090",
-		"LICENTIA_BASE_URL":         "https://licences.example.com/",
-		"LICENTIA_MASTER_KEY_FILE":  "/run/secrets/master.key",
-		"LICENTIA_REDIS_URL":        "redis://:pw@redis:6379/0",
-		"LICENTIA_TRUSTED_PROXIES":  "10.1.2.3/8, 192.168.0.0/16,,2001:db8::1/32",
-		"LICENTIA_PLANS_FILE":       "/etc/licentia/plans.json",
-		"LICENTIA_VERDICT_VALIDITY": "36h",
-		"LICENTIA_DATABASE_TIMEOUT": "750ms",
-		"LICENTIA_WEBHOOK_RESOLVE":  "hooks.example.com:443:127.0.0.1:8443, [::1]:443:[::1]:9443",
-		"LICENTIA_WEBHOOK_CA_FILE":  "/tmp/ca.pem",
-		"LICENTIA_DEBUG_LISTEN":     "127.0.0.1:6060",
+		"LICENTIA_DATABASE_URL":         "postgres://licentia:pw@db.internal:5432/licentia?sslmode=require",
+		"LICENTIA_DATA_DIR":             "/var/lib/licentia",
+		"LICENTIA_LISTEN":               "0.0.0.0:9090",
+		"LICENTIA_BASE_URL":             "https://licences.example.com/",
+		"LICENTIA_MASTER_KEY_FILE":      "/run/secrets/master.key",
+		"LICENTIA_REDIS_URL":            "redis://:pw@redis:6379/0",
+		"LICENTIA_TRUSTED_PROXIES":      "10.1.2.3/8, 192.168.0.0/16,,2001:db8::1/32",
+		"LICENTIA_PLANS_FILE":           "/etc/licentia/plans.json",
+		"LICENTIA_VERDICT_VALIDITY":     "36h",
+		"LICENTIA_DATABASE_TIMEOUT":     "750ms",
+		"LICENTIA_WEBHOOK_RESOLVE":      "hooks.example.com:443:127.0.0.1:8443, [::1]:443:[::1]:9443",
+		"LICENTIA_WEBHOOK_CA_FILE":      "/tmp/ca.pem",
+		"LICENTIA_STRIPE_API_URL":       "http://127.0.0.1:12111/",
+		"LICENTIA_PADDLE_API_URL":       "http://127.0.0.1:12112",
+		"LICENTIA_LEMONSQUEEZY_API_URL": "http://127.0.0.1:12113",
+		"LICENTIA_DEBUG_LISTEN":         "127.0.0.1:6060",
 	}
 	got, err := config.Load(env(vars))
 	if err != nil {
@@ -87,12 +90,15 @@ func TestLoadEveryVariable(t *testing.T) {
 			netip.MustParsePrefix("192.168.0.0/16"),
 			netip.MustParsePrefix("2001:db8::/32"),
 		},
-		PlansFile:       "/etc/licentia/plans.json",
-		VerdictValidity: 36 * time.Hour,
-		DatabaseTimeout: 750 * time.Millisecond,
-		WebhookResolve:  []string{"hooks.example.com:443:127.0.0.1:8443", "[::1]:443:[::1]:9443"},
-		WebhookCAFile:   "/tmp/ca.pem",
-		DebugListen:     "127.0.0.1:6060",
+		PlansFile:          "/etc/licentia/plans.json",
+		VerdictValidity:    36 * time.Hour,
+		DatabaseTimeout:    750 * time.Millisecond,
+		WebhookResolve:     []string{"hooks.example.com:443:127.0.0.1:8443", "[::1]:443:[::1]:9443"},
+		WebhookCAFile:      "/tmp/ca.pem",
+		StripeAPIURL:       "http://127.0.0.1:12111",
+		PaddleAPIURL:       "http://127.0.0.1:12112",
+		LemonSqueezyAPIURL: "http://127.0.0.1:12113",
+		DebugListen:        "127.0.0.1:6060",
 	}
 	if diff := cmp.Diff(want, got, prefixes); diff != "" {
 		t.Errorf("Load() mismatch (-want +got):\n%s", diff)
@@ -165,6 +171,9 @@ func TestLoadRefused(t *testing.T) {
 		{"debug on a public address", "LICENTIA_DEBUG_LISTEN", "192.0.2.1:6060"},
 		{"debug on a host name", "LICENTIA_DEBUG_LISTEN", "debug.internal:6060"},
 		{"debug without port", "LICENTIA_DEBUG_LISTEN", "127.0.0.1"},
+		{"provider API without scheme", "LICENTIA_STRIPE_API_URL", "127.0.0.1:12111"},
+		{"provider API not http", "LICENTIA_PADDLE_API_URL", "ftp://127.0.0.1"},
+		{"provider API without host", "LICENTIA_LEMONSQUEEZY_API_URL", "http://"},
 		{"debug on mapped IPv4 everywhere", "LICENTIA_DEBUG_LISTEN", "[::ffff:0.0.0.0]:6060"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
