@@ -231,9 +231,7 @@ type PutMapping struct {
 // Validate reports every problem of a mapping of providerProductID: the
 // path first, then each field's own, then the rules.
 func (in *PutMapping) Validate(providerProductID string) licentia.Issues {
-	is := slices.Clone(in.Before)
-	is.CheckString("path.providerProductId", &providerProductID, licentia.CheckProviderProductID)
-	is = append(is, licentia.CheckFields(in)...)
+	is := append(pathIssues(in.Before, providerProductID), licentia.CheckFields(in)...)
 	var rules licentia.Issues
 	rules.CheckString("/product_id", in.ProductID, licentia.CheckProductID)
 	if in.LimitKind != nil && *in.LimitKind != licentia.LimitSeats && *in.LimitKind != licentia.LimitMachines {
@@ -337,12 +335,35 @@ func (s *Service) checkProviderProduct(ctx context.Context, i *licentia.Integrat
 	return nil
 }
 
+// DeleteMappingRequest is what deletes a mapping: nothing but the path.
+type DeleteMappingRequest struct {
+	licentia.Decoded
+}
+
+// Validate reports the problems of a delete of providerProductID's mapping.
+func (in *DeleteMappingRequest) Validate(providerProductID string) licentia.Issues {
+	return pathIssues(in.Before, providerProductID)
+}
+
+// pathIssues adds the issue of the provider product id, if any, to those
+// found before it, after the other path issues: the path is reported
+// first, then the query and the body.
+func pathIssues(before licentia.Issues, providerProductID string) licentia.Issues {
+	msg := licentia.CheckProviderProductID(providerProductID)
+	if msg == "" {
+		return slices.Clone(before)
+	}
+	n := 0
+	for n < len(before) && strings.HasPrefix(before[n].Path, "path.") {
+		n++
+	}
+	return slices.Insert(slices.Clone(before), n, licentia.Issue{Path: "path.providerProductId", Message: msg})
+}
+
 // DeleteMapping removes a mapping of a connected integration; a missing one
 // answers mapping_not_found.
-func (s *Service) DeleteMapping(ctx context.Context, actor licentia.Actor, orgID, integrationID, providerProductID string) error {
-	var is licentia.Issues
-	is.CheckString("path.providerProductId", &providerProductID, licentia.CheckProviderProductID)
-	if err := is.Err(); err != nil {
+func (s *Service) DeleteMapping(ctx context.Context, actor licentia.Actor, orgID, integrationID, providerProductID string, in DeleteMappingRequest) error {
+	if err := in.Validate(providerProductID).Err(); err != nil {
 		return err
 	}
 	now := s.now()

@@ -187,7 +187,7 @@ func TestDisconnectIntegration(t *testing.T) {
 		wantCode(t, "Mappings(disconnected)", err, licentia.CodeIntegrationNotFound)
 		_, err = svc.PutMapping(t.Context(), licentia.OperatorActor, o.ID, id, "prod_basic", admin.PutMapping{ProductID: &product})
 		wantCode(t, "PutMapping(disconnected)", err, licentia.CodeIntegrationNotFound)
-		wantCode(t, "DeleteMapping(disconnected)", svc.DeleteMapping(t.Context(), licentia.OperatorActor, o.ID, id, "prod_basic"), licentia.CodeIntegrationNotFound)
+		wantCode(t, "DeleteMapping(disconnected)", svc.DeleteMapping(t.Context(), licentia.OperatorActor, o.ID, id, "prod_basic", admin.DeleteMappingRequest{}), licentia.CodeIntegrationNotFound)
 		if ms, err := st.Mappings(t.Context(), o.ID, id); len(ms) != 1 || err != nil {
 			t.Errorf("stored mappings = %d, %v, want 1 kept", len(ms), err)
 		}

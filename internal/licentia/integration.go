@@ -74,7 +74,7 @@ var providerProductIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
 // not 1 to 100 characters of A-Z a-z 0-9 _ -, or "".
 func CheckProviderProductID(id string) string {
 	if !providerProductIDRE.MatchString(id) {
-		return "must be 1 to 100 characters of A-Z a-z 0-9 _ -"
+		return "must be 1 to 100 of A-Z a-z 0-9 _ -"
 	}
 	return ""
 }
