@@ -12,6 +12,7 @@ import (
 
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 )
@@ -25,6 +26,7 @@ type Service struct {
 	catalogue *signing.Catalogue
 	log       *slog.Logger
 	baseURL   string
+	providers map[providers.Name]providers.Client
 }
 
 // Options are the dependencies of a Service.
@@ -40,13 +42,16 @@ type Options struct {
 	Catalogue *signing.Catalogue
 	// BaseURL is LICENTIA_BASE_URL; webhooks need it.
 	BaseURL string
-	Logger  *slog.Logger
+	// Providers are the payment providers' API clients by name; a
+	// provider without one cannot be connected.
+	Providers map[providers.Name]providers.Client
+	Logger    *slog.Logger
 }
 
 // New returns a Service.
 func New(o Options) *Service {
 	return &Service{store: o.Store, clock: o.Clock, plans: o.Plans, keys: o.Keys, catalogue: o.Catalogue,
-		baseURL: o.BaseURL, log: o.Logger}
+		baseURL: o.BaseURL, log: o.Logger, providers: o.Providers}
 }
 
 // limits returns the limits of an organization's plan.

@@ -17,6 +17,7 @@ const (
 	resourceProducts         resource = "products"
 	resourceAPIKeys          resource = "api_keys"
 	resourceWebhookEndpoints resource = "webhook_endpoints"
+	resourceIntegrations     resource = "integrations"
 )
 
 // planRule says how a plan limits one resource: the plan's limit, and how
@@ -32,6 +33,7 @@ var planRules = map[resource]planRule{
 	resourceProducts:         {func(l licentia.Limits) int64 { return l.Products }, countProducts},
 	resourceAPIKeys:          {func(l licentia.Limits) int64 { return l.APIKeys }, countAPIKeys},
 	resourceWebhookEndpoints: {func(l licentia.Limits) int64 { return l.WebhookEndpoints }, countWebhookEndpoints},
+	resourceIntegrations:     {func(l licentia.Limits) int64 { return l.Integrations }, countIntegrations},
 }
 
 // countActiveLicences counts the licences derived active or trial, and the
@@ -55,6 +57,13 @@ func countAPIKeys(ctx context.Context, tx store.Tx, orgID string, now time.Time)
 func countWebhookEndpoints(ctx context.Context, tx store.Tx, orgID string, _ time.Time) (int64, error) {
 	eps, err := tx.WebhookEndpoints(ctx, orgID)
 	return int64(len(eps)), err
+}
+
+// countIntegrations counts the connected integrations; a disconnected one
+// frees its place.
+func countIntegrations(ctx context.Context, tx store.Tx, orgID string, _ time.Time) (int64, error) {
+	is, err := tx.Integrations(ctx, orgID)
+	return int64(len(is)), err
 }
 
 // lockedOrg is an organization whose lock the transaction holds. Only

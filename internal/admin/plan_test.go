@@ -46,6 +46,10 @@ var planResources = []planResource{
 			endpointInput(fmt.Sprintf("https://hooks.example.com/%d", i), licentia.EventLicenceIssued))
 		return err
 	}},
+	{"integrations", func(l licentia.Limits) int64 { return l.Integrations }, 0, func(t *testing.T, svc *admin.Service, orgID string, i int) error {
+		_, err := svc.ConnectIntegration(t.Context(), licentia.OperatorActor, orgID, shopConnection(fmt.Sprintf("Shop %d", i)))
+		return err
+	}},
 }
 
 // wantPlanLimit reports an error unless err is plan_limit_reached naming

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/providers"
 )
 
 // Env is the command's environment: its output streams and how it reads
@@ -20,6 +21,19 @@ import (
 type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
+	// Providers are the payment providers' API clients by name; nil
+	// means the service's own.
+	Providers map[providers.Name]providers.Client
+}
+
+// providerClients returns the payment providers' API clients: the
+// environment's, or the service's own. A provider without a client cannot
+// be connected.
+func providerClients(env Env) map[providers.Name]providers.Client {
+	if env.Providers != nil {
+		return env.Providers
+	}
+	return map[providers.Name]providers.Client{}
 }
 
 const usage = `usage: licentia <command> [flags]
@@ -31,6 +45,9 @@ commands:
   apikey create --org SLUG --scopes CSV [--name N] [--expires-at T]
   apikey list --org SLUG
   apikey revoke --org SLUG ID
+  integration connect --org SLUG --provider P --name N --api-key-file F --webhook-secret-file F
+  integration list --org SLUG
+  integration disconnect --org SLUG ID
   masterkey rotate --new-key-file F      re-encrypt every secret under a new master key
 
 configuration: LICENTIA_* environment variables (see README.md)
@@ -68,6 +85,8 @@ func run(ctx context.Context, args []string, env Env) error {
 		return orgCommand(ctx, rest, env)
 	case "apikey":
 		return apikeyCommand(ctx, rest, env)
+	case "integration":
+		return integrationCommand(ctx, rest, env)
 	case "masterkey":
 		return masterkeyCommand(ctx, rest, env)
 	case "help", "-h", "--help":

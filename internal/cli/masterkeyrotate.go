@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/webhooks"
@@ -81,7 +82,8 @@ func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, new
 	}
 	res := &rotation{OldFingerprint: old.Fingerprint(), NewFingerprint: next.Fingerprint(), KeyFile: path,
 		PreviousFile: path + ".previous-" + old.Fingerprint()}
-	res.Resealed, err = signing.RotateMasterKey(ctx, st, recorded, old, next, webhooks.ResealSecret)
+	res.Resealed, err = signing.RotateMasterKey(ctx, st, recorded, old, next,
+		signing.Resealers{WebhookSecret: webhooks.ResealSecret, Integration: providers.Reseal})
 	if err != nil {
 		return nil, fmt.Errorf("masterkey rotate: nothing changed: %w", err)
 	}

@@ -76,7 +76,8 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	if err := cat.Refresh(ctx); err != nil {
 		return nil, err
 	}
-	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: plans, Keys: keys, Catalogue: cat, BaseURL: cfg.BaseURL, Logger: log})
+	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: plans, Keys: keys, Catalogue: cat, BaseURL: cfg.BaseURL,
+		Providers: providerClients(env), Logger: log})
 	worker, err := newWorker(cfg, st, clk, keys, log)
 	if err != nil {
 		return nil, err

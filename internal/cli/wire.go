@@ -88,4 +88,32 @@ func openOperator(ctx context.Context, env Env) (*operator, error) {
 	return &operator{store: st, admin: admin.New(admin.Options{Store: st, Clock: clock.System{}, Plans: plans, Keys: signing.NewKeyring(nil), Logger: log})}, nil
 }
 
+// openSealingOperator is openOperator with the master key, the base URL
+// and the payment providers' clients, for the commands that seal
+// credentials. The key is found as serve finds it, so the first command
+// may generate it.
+func openSealingOperator(ctx context.Context, env Env) (*operator, error) {
+	cfg, err := config.Load(env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	plans, err := loadPlans(cfg)
+	if err != nil {
+		return nil, err
+	}
+	log := warnLogger(env.Stderr)
+	st, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	master, err := loadMasterKey(ctx, cfg, st, log)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	svc := admin.New(admin.Options{Store: st, Clock: clock.System{}, Plans: plans, Keys: signing.NewKeyringFile(master, masterKeyPath(cfg)),
+		BaseURL: cfg.BaseURL, Providers: providerClients(env), Logger: log})
+	return &operator{store: st, admin: svc}, nil
+}
+
 func (o *operator) Close() error { return o.store.Close() }

@@ -30,6 +30,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/signing"
@@ -97,6 +98,8 @@ type envOptions struct {
 	limiter ratelimit.Limiter
 	// clockStart, when set, is where the fake clock begins instead of start.
 	clockStart time.Time
+	// providers are the payment providers' API clients (none without).
+	providers map[providers.Name]providers.Client
 	// noBaseURL serves without LICENTIA_BASE_URL: every webhook route
 	// answers 503 webhooks_not_configured.
 	noBaseURL bool
@@ -153,7 +156,7 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 		baseURL = ""
 	}
 	svc := admin.New(admin.Options{Store: served, Clock: clk, Plans: licentia.DefaultPlans(), Keys: keys, Catalogue: cat,
-		BaseURL: baseURL, Logger: log})
+		BaseURL: baseURL, Providers: o.providers, Logger: log})
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(clk)
 	if o.limiter != nil {
 		limiter = o.limiter

@@ -155,19 +155,21 @@ func TestTeamChangesRefuseEveryKey(t *testing.T) {
 	}
 }
 
-// TestIntegrationRoutes: until payment integrations land, a valid request
-// answers 503 integrations_not_configured; path and query problems answer
-// 400 first.
+// TestIntegrationRoutes: on a service without a master key, a valid request
+// answers 503 integrations_not_configured once its integration is found;
+// path and query problems answer 400 first, and an unknown integration 404.
 func TestIntegrationRoutes(t *testing.T) {
-	e := newTestEnv(t)
+	e := newTestEnvWith(t, envOptions{noMasterKey: true})
 	key := e.key(t, e.org.ID, licentia.ScopeProviderRead, licentia.ScopeProviderWrite)
 	for _, rt := range adminRoutes {
 		if !rt.isIntegration() {
 			continue
 		}
-		t.Run(rt.String(), func(t *testing.T) {
-			e.run(t, scenario{call: rt.call(key), wantStatus: http.StatusServiceUnavailable, wantCode: licentia.CodeIntegrationsNotConfigured})
-		})
+		want := scenario{call: rt.call(key), wantStatus: http.StatusNotFound, wantCode: licentia.CodeIntegrationNotFound}
+		if rt.pattern == "/v1/admin/integrations" {
+			want.wantStatus, want.wantCode = http.StatusServiceUnavailable, licentia.CodeIntegrationsNotConfigured
+		}
+		t.Run(rt.String(), func(t *testing.T) { e.run(t, want) })
 	}
 	issue := func(path, message string) map[string]any {
 		return map[string]any{"issues": []any{map[string]any{"path": path, "message": message}}}
@@ -177,7 +179,7 @@ func TestIntegrationRoutes(t *testing.T) {
 		{
 			name:       "upper-case UUID is accepted",
 			call:       call{method: "GET", path: "/v1/admin/integrations/" + strings.ToUpper(someID) + "/mappings", key: key},
-			wantStatus: http.StatusServiceUnavailable, wantCode: licentia.CodeIntegrationsNotConfigured,
+			wantStatus: http.StatusNotFound, wantCode: licentia.CodeIntegrationNotFound,
 		},
 		{
 			name:       "id not a UUID",
@@ -206,7 +208,7 @@ func TestIntegrationRoutes(t *testing.T) {
 		{
 			name:       "provider product id of 100 characters",
 			call:       call{method: "DELETE", path: mapping + strings.Repeat("p", 100), key: key},
-			wantStatus: http.StatusServiceUnavailable, wantCode: licentia.CodeIntegrationsNotConfigured,
+			wantStatus: http.StatusNotFound, wantCode: licentia.CodeIntegrationNotFound,
 		},
 		{
 			name:       "unknown query parameter",

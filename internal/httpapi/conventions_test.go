@@ -59,8 +59,8 @@ func TestEveryAnswerNoStore(t *testing.T) {
 		{name: "422 activation", call: routeCalls("not-a-licence-key", "ada-laptop")[0], wantStatus: 422, wantCode: licentia.CodeLicenceKeyInvalid},
 		{name: "500 operator", call: call{method: "GET", path: "/test/panic", invalid: true}, wantStatus: 500, wantCode: licentia.CodeInternal},
 		{name: "500 admin", call: call{method: "GET", path: "/v1/admin/test/panic", key: key, invalid: true}, wantStatus: 500, wantCode: licentia.CodeInternal},
-		{name: "503 integrations", call: call{method: "DELETE", path: "/v1/admin/integrations/" + someID + "/mappings/p1", key: key},
-			wantStatus: 503, wantCode: licentia.CodeIntegrationsNotConfigured},
+		{name: "404 integration", call: call{method: "DELETE", path: "/v1/admin/integrations/" + someID + "/mappings/p1", key: key},
+			wantStatus: 404, wantCode: licentia.CodeIntegrationNotFound},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			wantEveryAnswerHeaders(t, e.run(t, tt))
@@ -245,7 +245,7 @@ func TestBodySize(t *testing.T) {
 		{
 			name:       "65,536 bytes",
 			call:       call{method: "PUT", path: mapping, key: key, body: paddedBody(body, 65536)},
-			wantStatus: http.StatusServiceUnavailable, wantCode: licentia.CodeIntegrationsNotConfigured,
+			wantStatus: http.StatusNotFound, wantCode: licentia.CodeIntegrationNotFound,
 		},
 		{
 			name:       "65,537 bytes",

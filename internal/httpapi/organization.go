@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"regexp"
 
 	"github.com/licentia/licentia/internal/licentia"
 )
@@ -115,24 +114,4 @@ func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request) error {
 // management lands.
 func (s *Server) teamChange(w http.ResponseWriter, r *http.Request) error {
 	return licentia.Errorf(licentia.CodeForbidden, "Team changes are made by a member of the organization.")
-}
-
-var providerProductIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,100}$`)
-
-// integrationsNotConfigured answers the integration and mapping routes until
-// payment integrations land. The path and query are checked first, since the
-// contract's order puts 400 before 503.
-func (s *Server) integrationsNotConfigured(w http.ResponseWriter, r *http.Request) error {
-	var is licentia.Issues
-	if r.PathValue("id") != "" {
-		pathUUID(r, "id", &is)
-	}
-	if p := r.PathValue("providerProductId"); p != "" && !providerProductIDRE.MatchString(p) {
-		is.Add("path.providerProductId", "must be 1 to 100 of A-Z a-z 0-9 _ -")
-	}
-	readQuery(r, &is)
-	if err := is.Err(); err != nil {
-		return err
-	}
-	return licentia.Errorf(licentia.CodeIntegrationsNotConfigured, "Payment integrations are not configured on this service.")
 }

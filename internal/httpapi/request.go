@@ -87,9 +87,12 @@ var integerRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 
 // setBody reads a body field's JSON value into its field by the field's
 // type; a value of the wrong type leaves it nil and is recorded in d.
-// JSON null is of no field's type.
+// JSON null is of no field's type; a nullable field reads it as not given.
 func setBody(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, raw json.RawMessage) {
 	null := string(raw) == "null"
+	if null && f.Nullable {
+		return
+	}
 	if f.Type.Kind() == reflect.Slice {
 		// An array of strings; [] reads as given and empty, not nil.
 		v := reflect.New(f.Type)

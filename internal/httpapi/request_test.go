@@ -38,13 +38,14 @@ var requestStructs = map[string]any{
 	"PATCH /v1/admin/webhooks/{id}":                                admin.UpdateWebhookEndpoint{},
 	"POST /v1/admin/invitations":                                   nil, // team changes answer 403 before reading a body
 	"PUT /v1/admin/members/{id}/role":                              nil,
-	"PUT /v1/admin/integrations/{id}/mappings/{providerProductId}": nil, // 503 until integrations land
+	"PUT /v1/admin/integrations/{id}/mappings/{providerProductId}": admin.PutMapping{},
 }
 
 // TestRequestStructsMatchDocument: for every route with a JSON body, the
 // request struct's json names are the requestBody schema's properties, its
-// required fields the schema's required list, and an integer's range the
-// schema's minimum and maximum; for every route with query parameters, its
+// required fields the schema's required list, its nullable fields those
+// whose type includes null, and an integer's range the schema's minimum
+// and maximum; for every route with query parameters, its
 // query names are the document's. So the document, and later MCP tool
 // schemas, can be checked against (or made from) the structs the
 // operations validate.
@@ -105,6 +106,9 @@ func checkBody(t *testing.T, route string, s *openapi3.Schema, fields []licentia
 		names = append(names, f.Name)
 		if f.Required {
 			required = append(required, f.Name)
+		}
+		if prop := s.Properties[f.Name]; prop != nil && prop.Value != nil && f.Nullable != prop.Value.Type.Includes("null") {
+			t.Errorf("%s: %s nullable %v, document's type %v", route, f.Name, f.Nullable, prop.Value.Type)
 		}
 		if !f.HasRange {
 			continue

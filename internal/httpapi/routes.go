@@ -54,8 +54,8 @@ func (s *Server) routes() {
 	s.handle("PUT /v1/admin/members/{id}/role", licentia.ScopeMembersWrite, s.teamChange)
 	s.handle("DELETE /v1/admin/members/{id}", licentia.ScopeMembersWrite, s.teamChange)
 
-	s.handle("GET /v1/admin/integrations", licentia.ScopeProviderRead, s.integrationsNotConfigured)
-	s.handle("GET /v1/admin/integrations/{id}/mappings", licentia.ScopeProviderRead, s.integrationsNotConfigured)
-	s.handle("PUT /v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, s.integrationsNotConfigured)
-	s.handle("DELETE /v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, s.integrationsNotConfigured)
+	s.handle("GET /v1/admin/integrations", licentia.ScopeProviderRead, s.listIntegrations)
+	s.handle("GET /v1/admin/integrations/{id}/mappings", licentia.ScopeProviderRead, s.listMappings)
+	s.handle("PUT /v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, s.putMapping)
+	s.handle("DELETE /v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, s.deleteMapping)
 }

@@ -73,4 +73,9 @@ const (
 	AuditWebhookEndpointDeleted       = "webhook_endpoint.deleted"
 	AuditWebhookEndpointSecretRotated = "webhook_endpoint.secret_rotated"
 	AuditWebhookDeliveryRetried       = "webhook_delivery.retried"
+
+	AuditIntegrationConnected    = "integration.connected"
+	AuditIntegrationDisconnected = "integration.disconnected"
+	AuditMappingSaved            = "mapping.saved"
+	AuditMappingDeleted          = "mapping.deleted"
 )

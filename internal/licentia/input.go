@@ -45,13 +45,14 @@ func (d *Decoded) Unreadable(path, message string) {
 //	ProductID  *string `query:"product_id"`
 //
 // The json (body) or query (query string) tag is the field's only name;
-// the input tag says what a schema can say of it: required, and for an
-// integer its range.
+// the input tag says what a schema can say of it: required, nullable (a
+// JSON null reads as not given), and for an integer its range.
 type InputField struct {
 	Name     string
 	Path     string // "/name" for a body field, "query.name" for a query parameter
 	Query    bool
 	Required bool
+	Nullable bool
 	HasRange bool
 	Min, Max int64
 	Index    []int
@@ -88,6 +89,8 @@ func InputFields(t reflect.Type) []InputField {
 			switch k {
 			case "required":
 				f.Required = true
+			case "nullable":
+				f.Nullable = true
 			case "min":
 				f.Min, f.HasRange = mustInt(t, sf, v), true
 			case "max":

@@ -10,16 +10,22 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/webhooks"
 )
 
-// rotationFixture is a store whose two product keys and one webhook secret
-// are sealed under f.m, with f.m's fingerprint recorded.
+// resealers are those masterkey rotate passes.
+var resealers = signing.Resealers{WebhookSecret: webhooks.ResealSecret, Integration: providers.Reseal}
+
+// rotationFixture is a store whose two product keys, one webhook secret and
+// one disconnected integration's two credentials are sealed under f.m, with
+// f.m's fingerprint recorded.
 type rotationFixture struct {
 	*fixture
-	secretID string
+	secretID      string
+	integrationID string
 }
 
 func newRotationFixture(t *testing.T) *rotationFixture {
@@ -31,13 +37,34 @@ func newRotationFixture(t *testing.T) *rotationFixture {
 		EventTypes: []licentia.EventType{licentia.EventLicenceIssued}, Enabled: true, CreatedAt: base, UpdatedAt: base}
 	_, ws := webhooks.NewSecret(f.m, e.ID, base)
 	f.secretID = ws.ID
+	i := &licentia.Integration{ID: licentia.NewID(), OrgID: f.org.ID, Provider: "stripe", Name: "Shop", AccountID: "acct_1",
+		CreatedAt: base}
+	providers.Seal(f.m, i, "sk_test_rotate", "whsec_rotate")
+	f.integrationID = i.ID
 	f.inTx(t, func(tx store.Tx) error {
 		if err := tx.CreateWebhookEndpoint(t.Context(), e, ws); err != nil {
+			return err
+		}
+		if err := tx.CreateIntegration(t.Context(), i); err != nil {
+			return err
+		}
+		// A disconnected integration's credentials are resealed too.
+		if err := tx.DisconnectIntegration(t.Context(), f.org.ID, i.ID, base); err != nil {
 			return err
 		}
 		return tx.SetSetting(t.Context(), store.SettingMasterKeyFingerprint, f.m.Fingerprint())
 	})
 	return f
+}
+
+// integrations lists every integration.
+func (f *rotationFixture) integrations(t *testing.T) []licentia.Integration {
+	t.Helper()
+	is, err := f.st.AllIntegrations(t.Context())
+	if err != nil {
+		t.Fatalf("AllIntegrations() error = %v", err)
+	}
+	return is
 }
 
 // all lists every product key and webhook secret.
@@ -70,6 +97,9 @@ func (f *rotationFixture) sealed(t *testing.T) (map[string]string, string) {
 	for _, ws := range ss {
 		out[ws.ID] = ws.MasterFingerprint + " " + hex.EncodeToString(ws.Sealed)
 	}
+	for _, i := range f.integrations(t) {
+		out[i.ID] = i.MasterFingerprint + " " + hex.EncodeToString(i.SealedAPIKey) + hex.EncodeToString(i.SealedWebhookSecret)
+	}
 	fp, err := f.st.Setting(t.Context(), store.SettingMasterKeyFingerprint)
 	if err != nil {
 		t.Fatalf("Setting() error = %v", err)
@@ -93,19 +123,26 @@ func (f *rotationFixture) opened(t *testing.T, m *signing.MasterKey) map[string]
 			out[ws.ID] = hex.EncodeToString(raw)
 		}
 	}
+	for _, i := range f.integrations(t) {
+		key, errKey := providers.OpenAPIKey(signing.NewKeyring(m), &i)
+		secret, errSecret := providers.OpenWebhookSecret(signing.NewKeyring(m), &i)
+		if errKey == nil && errSecret == nil {
+			out[i.ID] = key.Reveal() + " " + secret.Reveal()
+		}
+	}
 	return out
 }
 
 func TestRotateMasterKey(t *testing.T) {
 	f := newRotationFixture(t)
 	before := f.opened(t, f.m)
-	if len(before) != 3 {
-		t.Fatalf("fixture opens %d keys and secrets, want 3", len(before))
+	if len(before) != 4 {
+		t.Fatalf("fixture opens %d keys, secrets and integrations, want 4", len(before))
 	}
 	next := newMasterKey(t, 2)
-	n, err := signing.RotateMasterKey(t.Context(), f.st, f.m.Fingerprint(), f.m, next, webhooks.ResealSecret)
-	if err != nil || n != 3 {
-		t.Fatalf("RotateMasterKey() = %d, %v, want 3, nil", n, err)
+	n, err := signing.RotateMasterKey(t.Context(), f.st, f.m.Fingerprint(), f.m, next, resealers)
+	if err != nil || n != 4 {
+		t.Fatalf("RotateMasterKey() = %d, %v, want 4, nil", n, err)
 	}
 	if diff := cmp.Diff(before, f.opened(t, next)); diff != "" {
 		t.Errorf("opened under the new master key mismatch (-want +got):\n%s", diff)
@@ -142,9 +179,33 @@ func TestRotateMasterKeyUnopenable(t *testing.T) {
 	})
 	was, wasFP := f.sealed(t)
 
-	_, err = signing.RotateMasterKey(t.Context(), f.st, f.m.Fingerprint(), f.m, newMasterKey(t, 2), webhooks.ResealSecret)
+	_, err = signing.RotateMasterKey(t.Context(), f.st, f.m.Fingerprint(), f.m, newMasterKey(t, 2), resealers)
 	if err == nil || !strings.Contains(err.Error(), "reseal webhook secret "+f.secretID) {
 		t.Fatalf("RotateMasterKey() error = %v, want the secret %s named", err, f.secretID)
+	}
+	got, fp := f.sealed(t)
+	if diff := cmp.Diff(was, got); diff != "" || fp != wasFP {
+		t.Errorf("a refused rotation changed the keys (-before +after):\n%s\nrecorded fingerprint %s, was %s", diff, fp, wasFP)
+	}
+}
+
+// TestRotateMasterKeyUnopenableIntegration: an integration whose
+// credentials do not open under the old master key changes nothing.
+func TestRotateMasterKeyUnopenableIntegration(t *testing.T) {
+	f := newRotationFixture(t)
+	unknown := newMasterKey(t, 9)
+	is := f.integrations(t)
+	key, secret, err := providers.Reseal(f.m, unknown, &is[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.inTx(t, func(tx store.Tx) error {
+		return tx.ResealIntegration(t.Context(), is[0].ID, key, secret, unknown.Fingerprint())
+	})
+	was, wasFP := f.sealed(t)
+	_, err = signing.RotateMasterKey(t.Context(), f.st, f.m.Fingerprint(), f.m, newMasterKey(t, 2), resealers)
+	if err == nil || !strings.Contains(err.Error(), "reseal integration "+f.integrationID) {
+		t.Fatalf("RotateMasterKey() error = %v, want the integration %s named", err, f.integrationID)
 	}
 	got, fp := f.sealed(t)
 	if diff := cmp.Diff(was, got); diff != "" || fp != wasFP {
@@ -176,7 +237,7 @@ func TestRotateMasterKeyRaced(t *testing.T) {
 			return tx.SetSetting(t.Context(), store.SettingMasterKeyFingerprint, other)
 		})
 	}}
-	_, err := signing.RotateMasterKey(t.Context(), st, f.m.Fingerprint(), f.m, newMasterKey(t, 2), webhooks.ResealSecret)
+	_, err := signing.RotateMasterKey(t.Context(), st, f.m.Fingerprint(), f.m, newMasterKey(t, 2), resealers)
 	if err == nil || !strings.Contains(err.Error(), "changed to "+other+" meanwhile") {
 		t.Fatalf("RotateMasterKey() error = %v, want the change to %s named", err, other)
 	}

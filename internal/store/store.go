@@ -120,6 +120,25 @@ type Reader interface {
 	Event(ctx context.Context, id string) (*licentia.Event, error)
 	// Setting reads a service-wide setting; a missing one is "" and no error.
 	Setting(ctx context.Context, name string) (string, error)
+	// Integrations lists an organization's connected integrations, oldest
+	// first; disconnected ones are left out.
+	Integrations(ctx context.Context, orgID string) ([]licentia.Integration, error)
+	// Integration reads one, connected or not; another organization's
+	// answers integration_not_found like a missing one.
+	Integration(ctx context.Context, orgID, id string) (*licentia.Integration, error)
+	// IntegrationByID reads an integration of any organization, connected
+	// or not, for the provider webhook route, where the provider's
+	// signature is the credential.
+	IntegrationByID(ctx context.Context, id string) (*licentia.Integration, error)
+	// AllIntegrations lists every integration, disconnected ones included,
+	// for master-key rotation.
+	AllIntegrations(ctx context.Context) ([]licentia.Integration, error)
+	// Mappings lists an integration's mappings ordered by
+	// provider_product_id; another organization's integration has none.
+	Mappings(ctx context.Context, orgID, integrationID string) ([]licentia.Mapping, error)
+	// Mapping reads one; a missing one, or one of another organization's
+	// integration, answers mapping_not_found.
+	Mapping(ctx context.Context, orgID, integrationID, providerProductID string) (*licentia.Mapping, error)
 }
 
 // Tx is one transaction.
@@ -213,6 +232,26 @@ type Tx interface {
 	// used. No route deletes products; operators and tests may.
 	DeleteProduct(ctx context.Context, orgID, id string) error
 	SetSetting(ctx context.Context, name, value string) error
+	// CreateIntegration writes a connected integration.
+	CreateIntegration(ctx context.Context, i *licentia.Integration) error
+	// DisconnectIntegration sets disconnected_at on a connected integration;
+	// a missing, another organization's or an already disconnected one
+	// answers integration_not_found.
+	DisconnectIntegration(ctx context.Context, orgID, id string, at time.Time) error
+	// ResealIntegration replaces an integration's sealed credentials, for
+	// master-key rotation.
+	ResealIntegration(ctx context.Context, id string, sealedAPIKey, sealedWebhookSecret []byte, masterFingerprint string) error
+	// PutMapping creates a mapping or replaces every field of the one with
+	// its integration and provider product id, keeping its created_at. The
+	// caller has checked that the integration is the organization's.
+	PutMapping(ctx context.Context, m *licentia.Mapping) error
+	// DeleteMapping removes a mapping; a missing one, or one of another
+	// organization's integration, answers mapping_not_found.
+	DeleteMapping(ctx context.Context, orgID, integrationID, providerProductID string) error
+	// RecordProviderEvent records that an integration's provider event was
+	// handled and reports whether it was new: false when the event was
+	// recorded before, by this transaction or a committed one.
+	RecordProviderEvent(ctx context.Context, integrationID, eventID string, at time.Time) (bool, error)
 	// LockSetting reads a setting ("" when missing) and holds it until the
 	// transaction ends: shared, others may read it so too but none change
 	// it; exclusive, no other transaction reads it with LockSetting or

@@ -84,6 +84,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FinishAttempts", testFinishAttempts},
 		{"RequeueDelivery", testRequeueDelivery},
 		{"ClaimRace", testClaimRace},
+		{"Integrations", testIntegrations},
+		{"Mappings", testMappings},
+		{"IntegrationIsolation", testIntegrationIsolation},
+		{"ProviderEvents", testProviderEvents},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
 	}

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/providers"
+)
+
+func integrationCommand(ctx context.Context, args []string, env Env) error {
+	if len(args) == 0 {
+		return usageError("integration: the subcommands are connect, list, disconnect")
+	}
+	fs := newFlags("integration " + args[0])
+	org := fs.String("org", "", "organization slug")
+	var provider, name, keyFile, secretFile *string
+	if args[0] == "connect" {
+		provider = fs.String("provider", "", "stripe, paddle or lemonsqueezy")
+		name = fs.String("name", "", "a name for the integration")
+		keyFile = fs.String("api-key-file", "", "file holding the provider's API key")
+		secretFile = fs.String("webhook-secret-file", "", "file holding the provider's webhook signing secret")
+	}
+	rest, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if *org == "" {
+		return usageError("integration %s: --org is required", args[0])
+	}
+	switch args[0] {
+	case "connect":
+		if len(rest) > 0 {
+			return usageError("integration connect: unexpected argument %q", rest[0])
+		}
+		in := admin.ConnectIntegration{Provider: *provider, Name: *name}
+		if in.APIKey, err = readSecretFile("--api-key-file", *keyFile); err != nil {
+			return err
+		}
+		if in.WebhookSecret, err = readSecretFile("--webhook-secret-file", *secretFile); err != nil {
+			return err
+		}
+		return withOrganization(ctx, env, *org, func(op *operator, o *licentia.Organization) error {
+			v, err := op.admin.ConnectIntegration(ctx, licentia.OperatorActor, o.ID, in)
+			if err != nil {
+				return err
+			}
+			printJSON(env.Stdout, integrationJSON(v))
+			return nil
+		})
+	case "list":
+		if len(rest) > 0 {
+			return usageError("integration list: unexpected argument %q", rest[0])
+		}
+		return withOrganization(ctx, env, *org, func(op *operator, o *licentia.Organization) error {
+			vs, err := op.admin.Integrations(ctx, o.ID)
+			if err != nil {
+				return err
+			}
+			out := make([]map[string]any, len(vs))
+			for i, v := range vs {
+				out[i] = integrationJSON(&v)
+			}
+			printJSON(env.Stdout, map[string]any{"integrations": out})
+			return nil
+		})
+	case "disconnect":
+		if len(rest) != 1 {
+			return usageError("integration disconnect: give one integration id")
+		}
+		id, ok := licentia.ParseUUID(rest[0])
+		if !ok {
+			return usageError("integration disconnect: %q is not an integration id", rest[0])
+		}
+		return withOrganization(ctx, env, *org, func(op *operator, o *licentia.Organization) error {
+			if err := op.admin.DisconnectIntegration(ctx, licentia.OperatorActor, o.ID, id); err != nil {
+				return err
+			}
+			printJSON(env.Stdout, map[string]any{"id": id, "disconnected": true})
+			return nil
+		})
+	}
+	return usageError("integration: unknown subcommand %q", args[0])
+}
+
+// withOrganization runs fn with an operator that can seal credentials and
+// the organization of slug.
+func withOrganization(ctx context.Context, env Env, slug string, fn func(*operator, *licentia.Organization) error) error {
+	op, err := openSealingOperator(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer op.Close()
+	o, err := op.admin.OrganizationBySlug(ctx, slug)
+	if err != nil {
+		return err
+	}
+	return fn(op, o)
+}
+
+// readSecretFile reads a credential from a file, without the line ending
+// an editor adds. Its content never appears in an error.
+func readSecretFile(flagName, path string) (providers.Secret, error) {
+	if path == "" {
+		return "", usageError("integration connect: %s is required", flagName)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("integration connect: %s: %w", flagName, err)
+	}
+	return providers.Secret(strings.TrimSpace(string(raw))), nil
+}
+
+// integrationJSON is an integration as the commands print it: the fields
+// of the API's integration object, never a credential.
+func integrationJSON(v *admin.IntegrationView) map[string]any {
+	i := v.Integration
+	return map[string]any{"id": i.ID, "provider": i.Provider, "name": i.Name, "account_id": i.AccountID,
+		"livemode": i.Livemode, "webhook_url": v.WebhookURL, "created_at": licentia.FormatTime(i.CreatedAt)}
+}

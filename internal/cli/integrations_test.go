@@ -1,0 +1,172 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/providers"
+	"github.com/licentia/licentia/internal/signing"
+)
+
+const (
+	cliShopKey    = "sk_live_51ShopKeyForCLITestsOnly"
+	cliShopSecret = "whsec_ShopWebhookSecretForCLITests"
+)
+
+// integrationHarness is a harness whose Stripe is a loopback fake knowing
+// cliShopKey, with a master key file and a base URL, and an organization
+// acme on the free plan; keyFile and secretFile hold the credentials, with
+// the line ending an editor adds.
+func integrationHarness(t *testing.T) (h *harness, shop *stripeFake, keyFile, secretFile string) {
+	t.Helper()
+	h = newHarness(t)
+	shop = newStripeFake(t)
+	shop.set(func(f *stripeFake) { f.keys[cliShopKey] = "acct_1CLI" })
+	h.providers = shop.client(300 * time.Millisecond)
+	h.vars["LICENTIA_MASTER_KEY_FILE"] = filepath.Join(h.dir, "master.key")
+	writeFile(t, h.vars["LICENTIA_MASTER_KEY_FILE"], rawKey(1))
+	h.vars["LICENTIA_BASE_URL"] = "https://licentia.example.org"
+	h.org(t, "acme", "free")
+	keyFile, secretFile = filepath.Join(h.dir, "stripe.key"), filepath.Join(h.dir, "stripe.whsec")
+	writeFile(t, keyFile, []byte(cliShopKey+"\n"))
+	writeFile(t, secretFile, []byte(cliShopSecret+"\n"))
+	return h, shop, keyFile, secretFile
+}
+
+// TestIntegrationCommands connects, lists and disconnects, printing one
+// JSON object each and never a credential; the plan's one place is taken,
+// then freed.
+func TestIntegrationCommands(t *testing.T) {
+	h, shop, keyFile, secretFile := integrationHarness(t)
+	connect := []string{"integration", "connect", "--org", "acme", "--provider", "stripe", "--name", "Shop",
+		"--api-key-file", keyFile, "--webhook-secret-file", secretFile}
+	r := h.run(t, connect...)
+	if r.code != 0 {
+		t.Fatalf("integration connect: exit %d, stderr %s", r.code, r.stderr)
+	}
+	got := oneObject(t, r.stdout)
+	id, _ := got["id"].(string)
+	if !timeRE.MatchString(got["created_at"].(string)) {
+		t.Errorf("created_at = %v", got["created_at"])
+	}
+	delete(got, "created_at")
+	want := map[string]any{"id": id, "provider": "stripe", "name": "Shop", "account_id": "acct_1CLI", "livemode": true,
+		"webhook_url": "https://licentia.example.org/v1/providers/" + id + "/webhooks"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("integration connect output mismatch (-want +got):\n%s", diff)
+	}
+	if calls := shop.callList(); len(calls) != 1 || calls[0] != "GET /v1/account "+cliShopKey {
+		t.Errorf("provider calls = %q, want GET /v1/account with the key, its line ending dropped", calls)
+	}
+	list := h.ok(t, "integration", "list", "--org", "acme")
+	if items, _ := list["integrations"].([]any); len(items) != 1 || items[0].(map[string]any)["id"] != id {
+		t.Errorf("integration list = %v, want the one connected", list)
+	}
+	h.fail(t, licentia.CodePlanLimitReached, connect...)
+
+	h.ok(t, "integration", "disconnect", "--org", "acme", id)
+	list = h.ok(t, "integration", "list", "--org", "acme")
+	if items, _ := list["integrations"].([]any); len(items) != 0 {
+		t.Errorf("integration list after disconnect = %v, want none", list)
+	}
+	h.fail(t, licentia.CodeIntegrationNotFound, "integration", "disconnect", "--org", "acme", id)
+	h.ok(t, connect...)
+
+	for _, out := range []string{r.stdout, r.stderr} {
+		if strings.Contains(out, cliShopKey) || strings.Contains(out, cliShopSecret) {
+			t.Error("a credential was printed")
+		}
+	}
+}
+
+// TestIntegrationConnectRefused: each refusal is one JSON error on stderr,
+// without the key.
+func TestIntegrationConnectRefused(t *testing.T) {
+	h, _, keyFile, secretFile := integrationHarness(t)
+	wrongKey := filepath.Join(h.dir, "wrong.key")
+	writeFile(t, wrongKey, []byte("sk_test_wrong_key_0000\n"))
+	base := func(provider, key string) []string {
+		return []string{"integration", "connect", "--org", "acme", "--provider", provider, "--name", "Shop",
+			"--api-key-file", key, "--webhook-secret-file", secretFile}
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		code licentia.Code
+	}{
+		{"key refused", base("stripe", wrongKey), licentia.CodeProviderTokenInvalid},
+		{"unknown provider", base("paypal", keyFile), licentia.CodeValidationFailed},
+		{"provider without a client", base("paddle", keyFile), licentia.CodeIntegrationsNotConfigured},
+		{"no key file", base("stripe", filepath.Join(h.dir, "missing")), licentia.CodeInternal},
+		{"no org", []string{"integration", "list"}, licentia.CodeValidationFailed},
+		{"unknown org", []string{"integration", "list", "--org", "nobody"}, licentia.CodeNotFound},
+		{"disconnect without id", []string{"integration", "disconnect", "--org", "acme"}, licentia.CodeValidationFailed},
+		{"disconnect bad id", []string{"integration", "disconnect", "--org", "acme", "stripe"}, licentia.CodeValidationFailed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := h.run(t, tt.args...)
+			if r.code == 0 || r.stdout != "" {
+				t.Fatalf("exit %d, stdout %q, want a failure", r.code, r.stdout)
+			}
+			var e struct {
+				Error struct {
+					Code    licentia.Code  `json:"code"`
+					Details map[string]any `json:"details"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(r.stderr), &e); err != nil || e.Error.Code != tt.code {
+				t.Errorf("stderr %s, want code %s", r.stderr, tt.code)
+			}
+			if tt.code == licentia.CodeProviderTokenInvalid && e.Error.Details["reason"] != "token_refused" {
+				t.Errorf("details = %v, want reason token_refused", e.Error.Details)
+			}
+			if strings.Contains(r.stderr, "sk_test_wrong_key") || strings.Contains(r.stderr, cliShopKey) {
+				t.Errorf("stderr holds a key: %s", r.stderr)
+			}
+		})
+	}
+	if items, _ := h.ok(t, "integration", "list", "--org", "acme")["integrations"].([]any); len(items) != 0 {
+		t.Errorf("integrations after refusals = %v, want none", items)
+	}
+}
+
+// TestMasterKeyRotateReseals: masterkey rotate reseals a connected
+// integration's credentials, which then open under the new key only.
+func TestMasterKeyRotateReseals(t *testing.T) {
+	h, _, keyFile, secretFile := integrationHarness(t)
+	got := h.ok(t, "integration", "connect", "--org", "acme", "--provider", "stripe", "--name", "Shop",
+		"--api-key-file", keyFile, "--webhook-secret-file", secretFile)
+	newFile := filepath.Join(t.TempDir(), "new.key")
+	writeFile(t, newFile, rawKey(2))
+	rot := h.ok(t, "masterkey", "rotate", "--new-key-file", newFile)
+	if rot["resealed"] != json.Number("1") {
+		t.Errorf("resealed = %v, want 1 (the integration)", rot["resealed"])
+	}
+	st := h.openStore(t)
+	o, err := st.OrganizationBySlug(t.Context(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, err := st.Integration(t.Context(), o.ID, got["id"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := masterKey(t, rawKey(2))
+	key, err := providers.OpenAPIKey(signing.NewKeyring(next), i)
+	if err != nil || key.Reveal() != cliShopKey {
+		t.Errorf("API key under the new master key: opens %v, %v", key.Reveal() == cliShopKey, err)
+	}
+	secret, err := providers.OpenWebhookSecret(signing.NewKeyring(next), i)
+	if err != nil || secret.Reveal() != cliShopSecret {
+		t.Errorf("webhook secret under the new master key: opens %v, %v", secret.Reveal() == cliShopSecret, err)
+	}
+	if _, err := providers.OpenAPIKey(signing.NewKeyring(masterKey(t, rawKey(1))), i); err == nil {
+		t.Error("the API key still opens under the old master key")
+	}
+}
