@@ -13,6 +13,8 @@ import (
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/providers"
+	"github.com/licentia/licentia/internal/providers/lemonsqueezy"
+	"github.com/licentia/licentia/internal/providers/paddle"
 	"github.com/licentia/licentia/internal/providers/providertest"
 	"github.com/licentia/licentia/internal/providers/stripe"
 )
@@ -336,5 +338,80 @@ func TestIntegrationScopes(t *testing.T) {
 		{name: "mappings with read", call: call{method: "GET", path: "/v1/admin/integrations/" + e.integ + "/mappings", key: read}, wantStatus: 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) { e.run(t, tt) })
+	}
+}
+
+// TestPutMappingPaddleAndLemonSqueezy: a mapping of a Paddle or Lemon
+// Squeezy integration is saved once the provider, through its adapter,
+// knows the product (a Paddle product, a Lemon Squeezy variant), with the
+// stored key; a key the provider refuses saves nothing.
+func TestPutMappingPaddleAndLemonSqueezy(t *testing.T) {
+	paddleKey := "pdl_sdbx_apikey_01httpshop0000000000000000_q6TGTJyvoIz7LDtXT65bX7_AQO"
+	paddleFake := providertest.NewPaddle(t, paddleKey)
+	paddleFake.AddProduct("pro_01httpdesk")
+	lemonKey := "ls_test_key_for_http_tests_only"
+	lemonFake := providertest.NewLemonSqueezy(t, lemonKey)
+	lemonFake.AddVariant("4242", false)
+	for _, tt := range []struct {
+		provider providers.Name
+		fake     interface {
+			URL() string
+			SetOutcome(providertest.Outcome)
+			Requests() []string
+			Keys() []string
+		}
+		adapter         providers.Provider
+		key, product    string
+		account, lookup string
+	}{
+		{providers.Paddle, paddleFake, paddle.New(paddleFake.URL(), providerTimeout), paddleKey, "pro_01httpdesk",
+			"GET /event-types", "GET /products/pro_01httpdesk"},
+		{providers.LemonSqueezy, lemonFake, lemonsqueezy.New(lemonFake.URL(), providerTimeout), lemonKey, "4242",
+			"GET /v1/users/me", "GET /v1/variants/4242"},
+	} {
+		t.Run(string(tt.provider), func(t *testing.T) {
+			e := &integrationEnv{testEnv: newTestEnvWith(t, envOptions{providers: map[providers.Name]providers.Provider{tt.provider: tt.adapter}})}
+			v, err := e.admin.ConnectIntegration(t.Context(), licentia.OperatorActor, e.org.ID,
+				admin.ConnectIntegration{Provider: string(tt.provider), Name: "Shop", APIKey: providers.Secret(tt.key), WebhookSecret: shopSecret})
+			if err != nil {
+				t.Fatalf("ConnectIntegration() error = %v", err)
+			}
+			integ := v.Integration.ID
+			e.addProduct(t, e.org.ID, "desk-app", "DESK")
+			key := e.testEnv.key(t, e.org.ID, licentia.ScopeProviderRead, licentia.ScopeProviderWrite)
+			e.run(t, scenario{
+				call:       call{method: "PUT", path: mappingPath(integ, tt.product), key: key, body: map[string]any{"product_id": "desk-app"}},
+				wantStatus: http.StatusOK,
+				wantBody: `{"mapping":{"integration_id":"` + integ + `","provider_product_id":"` + tt.product + `","product_id":"desk-app",
+					"limit_kind":"seats","limit_count":1,"key_valid_days":null,"on_refund":"revoke","on_subscription_end":"expire",
+					"renewal_url":null,"created_at":"2026-03-02T09:00:00.000Z","updated_at":"2026-03-02T09:00:00.000Z"}}`,
+			})
+			if diff := cmp.Diff([]string{tt.account, tt.lookup}, tt.fake.Requests()); diff != "" {
+				t.Errorf("provider calls mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{tt.key, tt.key}, tt.fake.Keys()); diff != "" {
+				t.Errorf("provider call keys mismatch (-want +got):\n%s", diff)
+			}
+
+			tt.fake.SetOutcome(providertest.TokenRefused)
+			e.run(t, scenario{
+				call:       call{method: "PUT", path: mappingPath(integ, tt.product), key: key, body: map[string]any{"product_id": "desk-app", "limit_count": 5}},
+				wantStatus: http.StatusUnprocessableEntity, wantCode: licentia.CodeProviderTokenInvalid,
+				wantDetails: map[string]any{"reason": "token_refused"}, notWant: []string{tt.key},
+			})
+			if got := len(tt.fake.Requests()); got != 3 {
+				t.Errorf("provider calls = %d, want 3", got)
+			}
+			ms, err := e.store.Mappings(t.Context(), e.org.ID, integ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ms) != 1 || ms[0].LimitCount != 1 {
+				t.Errorf("stored mappings = %+v, want the first save only", ms)
+			}
+			if strings.Contains(e.logs.String(), tt.key) {
+				t.Error("the key reached the log")
+			}
+		})
 	}
 }
