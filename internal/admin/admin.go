@@ -26,7 +26,7 @@ type Service struct {
 	catalogue *signing.Catalogue
 	log       *slog.Logger
 	baseURL   string
-	providers map[providers.Name]providers.Client
+	providers map[providers.Name]providers.Provider
 }
 
 // Options are the dependencies of a Service.
@@ -42,9 +42,9 @@ type Options struct {
 	Catalogue *signing.Catalogue
 	// BaseURL is LICENTIA_BASE_URL; webhooks need it.
 	BaseURL string
-	// Providers are the payment providers' API clients by name; a
-	// provider without one cannot be connected.
-	Providers map[providers.Name]providers.Client
+	// Providers are the payment providers' adapters by name; a provider
+	// without one cannot be connected.
+	Providers map[providers.Name]providers.Provider
 	Logger    *slog.Logger
 }
 

@@ -13,6 +13,8 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/providers"
+	"github.com/licentia/licentia/internal/providers/providertest"
+	"github.com/licentia/licentia/internal/providers/stripe"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 )
@@ -24,10 +26,17 @@ const (
 )
 
 // newShop is a Stripe fake knowing shopKey, with product prod_basic.
-func newShop(t *testing.T) *stripeFake {
-	f := newStripeFake(t)
-	f.set(func(f *stripeFake) { f.keys[shopKey], f.products["prod_basic"] = shopAcct, true })
+func newShop(t *testing.T) *providertest.Stripe {
+	f := providertest.NewStripe(t, shopKey)
+	f.AccountID = shopAcct
+	f.AddProduct("prod_basic")
 	return f
+}
+
+// shopProviders is the Stripe adapter on shop, whose calls give up after
+// timeout, standing for providers.Timeout; the other providers have none.
+func shopProviders(shop *providertest.Stripe, timeout time.Duration) map[providers.Name]providers.Provider {
+	return map[providers.Name]providers.Provider{providers.Stripe: stripe.New(shop.URL(), timeout)}
 }
 
 func shopConnection(name string) admin.ConnectIntegration {
@@ -36,7 +45,7 @@ func shopConnection(name string) admin.ConnectIntegration {
 
 // integrationFixture is serviceFixture's organization served by a Service
 // whose Stripe is shop, logging to logs.
-func integrationFixture(t *testing.T, st store.Store, shop *stripeFake, logs *bytes.Buffer) (*admin.Service, *licentia.Organization, *signing.Keyring) {
+func integrationFixture(t *testing.T, st store.Store, shop *providertest.Stripe, logs *bytes.Buffer) (*admin.Service, *licentia.Organization, *signing.Keyring) {
 	t.Helper()
 	_, o := serviceFixture(t, st, licentia.DefaultPlans(), licentia.PlanIndie)
 	m, err := signing.NewMasterKey(bytes.Repeat([]byte{7}, signing.MasterKeySize))
@@ -47,7 +56,7 @@ func integrationFixture(t *testing.T, st store.Store, shop *stripeFake, logs *by
 	// serviceFixture's service recorded no fingerprint: it sealed no
 	// secret, so this key may seal from here on.
 	svc := admin.New(admin.Options{Store: st, Clock: clock.NewFake(time.Now().UTC()), Plans: licentia.DefaultPlans(),
-		Keys: keys, BaseURL: hookBaseURL + "/", Providers: shop.client(300 * time.Millisecond),
+		Keys: keys, BaseURL: hookBaseURL + "/", Providers: shopProviders(shop, 300*time.Millisecond),
 		Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 	return svc, o, keys
 }
@@ -71,7 +80,7 @@ func TestConnectIntegration(t *testing.T) {
 		if want := hookBaseURL + "/v1/providers/" + i.ID + "/webhooks"; v.WebhookURL == nil || *v.WebhookURL != want {
 			t.Errorf("WebhookURL = %v, want %s", v.WebhookURL, want)
 		}
-		if got := shop.callList(); len(got) != 1 || got[0] != "GET /v1/account "+shopKey {
+		if got, keys := shop.Requests(), shop.Keys(); len(got) != 1 || got[0] != "GET /v1/account" || keys[0] != shopKey {
 			t.Errorf("provider calls = %q, want GET /v1/account with the key", got)
 		}
 		stored, err := st.Integration(t.Context(), o.ID, i.ID)
@@ -122,31 +131,29 @@ func TestConnectIntegrationRefused(t *testing.T) {
 		var logs bytes.Buffer
 		svc, o, _ := integrationFixture(t, st, shop, &logs)
 		for _, tt := range []struct {
-			name   string
-			in     admin.ConnectIntegration
-			setup  func(f *stripeFake)
-			code   licentia.Code
-			reason string
-			calls  int
+			name    string
+			in      admin.ConnectIntegration
+			outcome providertest.Outcome
+			code    licentia.Code
+			reason  string
+			calls   int
 		}{
 			{name: "invalid", in: admin.ConnectIntegration{Provider: "paypal", Name: "", APIKey: "a b"}, code: licentia.CodeValidationFailed},
 			{name: "no client", in: admin.ConnectIntegration{Provider: "paddle", Name: "P", APIKey: "k", WebhookSecret: "s"}, code: licentia.CodeIntegrationsNotConfigured},
 			{name: "key refused", in: admin.ConnectIntegration{Provider: "stripe", Name: "S", APIKey: "sk_test_unknown", WebhookSecret: "s"},
 				code: licentia.CodeProviderTokenInvalid, reason: "token_refused", calls: 1},
-			{name: "provider failing", in: shopConnection("S"), setup: func(f *stripeFake) { f.fail = true }, code: licentia.CodeProviderUnavailable, calls: 1},
-			{name: "provider silent", in: shopConnection("S"), setup: func(f *stripeFake) { f.fail, f.hang = false, true }, code: licentia.CodeProviderUnavailable, calls: 1},
+			{name: "provider failing", in: shopConnection("S"), outcome: providertest.ServerError, code: licentia.CodeProviderUnavailable, calls: 1},
+			{name: "provider silent", in: shopConnection("S"), outcome: providertest.Hang, code: licentia.CodeProviderUnavailable, calls: 1},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
-				before := shop.callCount()
-				if tt.setup != nil {
-					shop.set(tt.setup)
-				}
+				before := len(shop.Requests())
+				shop.SetOutcome(tt.outcome)
 				_, err := svc.ConnectIntegration(t.Context(), licentia.OperatorActor, o.ID, tt.in)
 				e := wantCode(t, "ConnectIntegration()", err, tt.code)
 				if e != nil && tt.reason != "" && e.Details["reason"] != tt.reason {
 					t.Errorf("details = %v, want reason %s", e.Details, tt.reason)
 				}
-				if got := shop.callCount() - before; got != tt.calls {
+				if got := len(shop.Requests()) - before; got != tt.calls {
 					t.Errorf("provider calls = %d, want %d", got, tt.calls)
 				}
 				if is, err := st.Integrations(t.Context(), o.ID); len(is) != 0 || err != nil {

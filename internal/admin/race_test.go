@@ -48,7 +48,7 @@ func serviceFixture(t *testing.T, st store.Store, plans licentia.Plans, plan lic
 		t.Fatal(err)
 	}
 	svc := admin.New(admin.Options{Store: st, Clock: clock.NewFake(time.Now().UTC()), Plans: plans,
-		Keys: signing.NewKeyring(m), BaseURL: hookBaseURL, Providers: newShop(t).client(time.Second),
+		Keys: signing.NewKeyring(m), BaseURL: hookBaseURL, Providers: shopProviders(newShop(t), time.Second),
 		Logger: slog.New(slog.DiscardHandler)})
 	o, err := svc.CreateOrganization(t.Context(), licentia.OperatorActor, admin.NewOrganization{
 		Name: "Race", Slug: "race", Plan: plan, OwnerEmail: "owner@race.example"})

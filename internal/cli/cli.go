@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/licentia/licentia/internal/licentia"
-	"github.com/licentia/licentia/internal/providers"
 )
 
 // Env is the command's environment: its output streams and how it reads
@@ -21,19 +20,6 @@ import (
 type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
-	// Providers are the payment providers' API clients by name; nil
-	// means the service's own.
-	Providers map[providers.Name]providers.Client
-}
-
-// providerClients returns the payment providers' API clients: the
-// environment's, or the service's own. A provider without a client cannot
-// be connected.
-func providerClients(env Env) map[providers.Name]providers.Client {
-	if env.Providers != nil {
-		return env.Providers
-	}
-	return map[providers.Name]providers.Client{}
 }
 
 const usage = `usage: licentia <command> [flags]

@@ -20,7 +20,6 @@ import (
 	"github.com/licentia/licentia/internal/cli"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
-	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/sqlite"
 )
@@ -33,8 +32,6 @@ var timeRE = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
 type harness struct {
 	dir  string
 	vars map[string]string
-	// providers are the payment providers' clients the commands use.
-	providers map[providers.Name]providers.Client
 }
 
 func newHarness(t *testing.T) *harness {
@@ -47,7 +44,7 @@ func newHarness(t *testing.T) *harness {
 }
 
 func (h *harness) env(stdout, stderr io.Writer) cli.Env {
-	return cli.Env{Stdout: stdout, Stderr: stderr, Getenv: func(k string) string { return h.vars[k] }, Providers: h.providers}
+	return cli.Env{Stdout: stdout, Stderr: stderr, Getenv: func(k string) string { return h.vars[k] }}
 }
 
 type result struct {

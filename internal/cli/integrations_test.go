@@ -5,12 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/providers"
+	"github.com/licentia/licentia/internal/providers/providertest"
 	"github.com/licentia/licentia/internal/signing"
 )
 
@@ -20,15 +20,18 @@ const (
 )
 
 // integrationHarness is a harness whose Stripe is a loopback fake knowing
-// cliShopKey, with a master key file and a base URL, and an organization
-// acme on the free plan; keyFile and secretFile hold the credentials, with
-// the line ending an editor adds.
-func integrationHarness(t *testing.T) (h *harness, shop *stripeFake, keyFile, secretFile string) {
+// cliShopKey, whose Paddle and Lemon Squeezy are fakes knowing other keys,
+// with a master key file and a base URL, and an organization acme on the
+// free plan; keyFile and secretFile hold the credentials, with the line
+// ending an editor adds.
+func integrationHarness(t *testing.T) (h *harness, shop *providertest.Stripe, keyFile, secretFile string) {
 	t.Helper()
 	h = newHarness(t)
-	shop = newStripeFake(t)
-	shop.set(func(f *stripeFake) { f.keys[cliShopKey] = "acct_1CLI" })
-	h.providers = shop.client(300 * time.Millisecond)
+	shop = providertest.NewStripe(t, cliShopKey)
+	shop.AccountID = "acct_1CLI"
+	h.vars["LICENTIA_STRIPE_API_URL"] = shop.URL()
+	h.vars["LICENTIA_PADDLE_API_URL"] = providertest.NewPaddle(t, "pdl_sdbx_apikey_01cli_x").URL()
+	h.vars["LICENTIA_LEMONSQUEEZY_API_URL"] = providertest.NewLemonSqueezy(t, "ls_cli_key").URL()
 	h.vars["LICENTIA_MASTER_KEY_FILE"] = filepath.Join(h.dir, "master.key")
 	writeFile(t, h.vars["LICENTIA_MASTER_KEY_FILE"], rawKey(1))
 	h.vars["LICENTIA_BASE_URL"] = "https://licentia.example.org"
@@ -61,7 +64,7 @@ func TestIntegrationCommands(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("integration connect output mismatch (-want +got):\n%s", diff)
 	}
-	if calls := shop.callList(); len(calls) != 1 || calls[0] != "GET /v1/account "+cliShopKey {
+	if calls, keys := shop.Requests(), shop.Keys(); len(calls) != 1 || calls[0] != "GET /v1/account" || keys[0] != cliShopKey {
 		t.Errorf("provider calls = %q, want GET /v1/account with the key, its line ending dropped", calls)
 	}
 	list := h.ok(t, "integration", "list", "--org", "acme")
@@ -102,7 +105,7 @@ func TestIntegrationConnectRefused(t *testing.T) {
 	}{
 		{"key refused", base("stripe", wrongKey), licentia.CodeProviderTokenInvalid},
 		{"unknown provider", base("paypal", keyFile), licentia.CodeValidationFailed},
-		{"provider without a client", base("paddle", keyFile), licentia.CodeIntegrationsNotConfigured},
+		{"key of another provider", base("paddle", keyFile), licentia.CodeProviderTokenInvalid},
 		{"no key file", base("stripe", filepath.Join(h.dir, "missing")), licentia.CodeInternal},
 		{"no org", []string{"integration", "list"}, licentia.CodeValidationFailed},
 		{"unknown org", []string{"integration", "list", "--org", "nobody"}, licentia.CodeNotFound},

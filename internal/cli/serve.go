@@ -17,7 +17,6 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/httpapi"
-	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/signing"
@@ -37,8 +36,6 @@ type App struct {
 	http     *http.Server
 	debug    *debugServer
 	jobs     []job
-	// providers adapts each payment provider's API and webhooks.
-	providers map[providers.Name]providers.Provider
 }
 
 // NewApp wires the service from env and starts listening. When it fails,
@@ -76,8 +73,9 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	if err := cat.Refresh(ctx); err != nil {
 		return nil, err
 	}
+	warnProviderAddresses(cfg, log)
 	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: plans, Keys: keys, Catalogue: cat, BaseURL: cfg.BaseURL,
-		Providers: providerClients(env), Logger: log})
+		Providers: newProviders(cfg), Logger: log})
 	worker, err := newWorker(cfg, st, clk, keys, log)
 	if err != nil {
 		return nil, err
@@ -112,7 +110,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	a := &App{cfg: cfg, log: log, store: st, providers: newProviders(cfg, log), listener: ln, debug: debug, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
+	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       httpapi.ReadTimeout,

@@ -89,7 +89,7 @@ func openOperator(ctx context.Context, env Env) (*operator, error) {
 }
 
 // openSealingOperator is openOperator with the master key, the base URL
-// and the payment providers' clients, for the commands that seal
+// and the payment providers' adapters, for the commands that seal
 // credentials. The key is found as serve finds it, so the first command
 // may generate it.
 func openSealingOperator(ctx context.Context, env Env) (*operator, error) {
@@ -112,7 +112,7 @@ func openSealingOperator(ctx context.Context, env Env) (*operator, error) {
 		return nil, err
 	}
 	svc := admin.New(admin.Options{Store: st, Clock: clock.System{}, Plans: plans, Keys: signing.NewKeyringFile(master, masterKeyPath(cfg)),
-		BaseURL: cfg.BaseURL, Providers: providerClients(env), Logger: log})
+		BaseURL: cfg.BaseURL, Providers: newProviders(cfg), Logger: log})
 	return &operator{store: st, admin: svc}, nil
 }
 

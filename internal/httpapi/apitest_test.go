@@ -98,8 +98,8 @@ type envOptions struct {
 	limiter ratelimit.Limiter
 	// clockStart, when set, is where the fake clock begins instead of start.
 	clockStart time.Time
-	// providers are the payment providers' API clients (none without).
-	providers map[providers.Name]providers.Client
+	// providers are the payment providers' adapters (none without).
+	providers map[providers.Name]providers.Provider
 	// noBaseURL serves without LICENTIA_BASE_URL: every webhook route
 	// answers 503 webhooks_not_configured.
 	noBaseURL bool

@@ -12,6 +12,11 @@ import (
 
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/providers"
+	"github.com/licentia/licentia/internal/providers/lemonsqueezy"
+	"github.com/licentia/licentia/internal/providers/paddle"
+	"github.com/licentia/licentia/internal/providers/providertest"
+	"github.com/licentia/licentia/internal/providers/stripe"
 )
 
 const (
@@ -20,12 +25,15 @@ const (
 	shopAcct   = "acct_1HTTPShop"
 )
 
-// integrationEnv is an env whose Stripe is a loopback fake knowing shopKey
-// and products prod_basic and prod_pro; calls to it give up after a short
-// timeout, standing for the 10 seconds of providers.Timeout.
+// providerTimeout bounds the adapters' calls in these tests, standing for
+// the 10 seconds of providers.Timeout.
+const providerTimeout = 300 * time.Millisecond
+
+// integrationEnv is an env whose Stripe adapter calls a loopback fake
+// knowing shopKey and products prod_basic and prod_pro.
 type integrationEnv struct {
 	*testEnv
-	shop *stripeFake
+	shop *providertest.Stripe
 	// integ is a connected Stripe integration of e.org, and product
 	// desk-app a product of e.org.
 	integ string
@@ -34,11 +42,11 @@ type integrationEnv struct {
 
 func newIntegrationEnv(t *testing.T, o envOptions) *integrationEnv {
 	t.Helper()
-	shop := newStripeFake(t)
-	shop.set(func(f *stripeFake) {
-		f.keys[shopKey], f.products["prod_basic"], f.products["prod_pro"] = shopAcct, true, true
-	})
-	o.providers = shop.client(300 * time.Millisecond)
+	shop := providertest.NewStripe(t, shopKey)
+	shop.AccountID = shopAcct
+	shop.AddProduct("prod_basic")
+	shop.AddProduct("prod_pro")
+	o.providers = map[providers.Name]providers.Provider{providers.Stripe: stripe.New(shop.URL(), providerTimeout)}
 	e := &integrationEnv{testEnv: newTestEnvWith(t, o), shop: shop}
 	e.integ = e.connect(t, e.org.ID, "Shop")
 	e.addProduct(t, e.org.ID, "desk-app", "DESK")
@@ -157,10 +165,12 @@ func TestPutMapping(t *testing.T) {
 	e.run(t, scenario{call: call{method: "GET", path: "/v1/admin/integrations/" + e.integ + "/mappings", key: e.key},
 		wantStatus: http.StatusOK, wantBody: `{"mappings":[` + string(basic.Mapping) + `,` + replaced + `]}`})
 
-	wantCalls := []string{"GET /v1/account " + shopKey, "GET /v1/products/prod_pro " + shopKey,
-		"GET /v1/products/prod_pro " + shopKey, "GET /v1/products/prod_basic " + shopKey}
-	if diff := cmp.Diff(wantCalls, e.shop.callList()); diff != "" {
+	wantCalls := []string{"GET /v1/account", "GET /v1/products/prod_pro", "GET /v1/products/prod_pro", "GET /v1/products/prod_basic"}
+	if diff := cmp.Diff(wantCalls, e.shop.Requests()); diff != "" {
 		t.Errorf("provider calls mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{shopKey, shopKey, shopKey, shopKey}, e.shop.Keys()); diff != "" {
+		t.Errorf("provider call keys mismatch (-want +got):\n%s", diff)
 	}
 	audit, err := e.store.OrganizationAudit(t.Context(), e.org.ID)
 	if err != nil {
@@ -201,8 +211,8 @@ func TestPutMappingRefused(t *testing.T) {
 	body := map[string]any{"product_id": "desk-app"}
 	for _, tt := range []struct {
 		scenario
-		setup func(f *stripeFake)
-		calls int
+		outcome providertest.Outcome
+		calls   int
 	}{
 		{scenario: scenario{name: "every body problem, unknown integration", call: call{method: "PUT", path: mappingPath(someID, "prod.x"), key: e.key,
 			body: map[string]any{"limit_kind": "floating", "limit_count": 0, "key_valid_days": 36501, "on_refund": "refund",
@@ -232,24 +242,22 @@ func TestPutMappingRefused(t *testing.T) {
 			calls: 1},
 		{scenario: scenario{name: "key without permission", call: call{method: "PUT", path: mappingPath(e.integ, "prod_basic"), key: e.key, body: body},
 			wantStatus: 422, wantCode: licentia.CodeProviderTokenInvalid, wantDetails: map[string]any{"reason": "permission_denied"}},
-			setup: func(f *stripeFake) { f.restricted[shopKey] = true }, calls: 1},
+			outcome: providertest.PermissionDenied, calls: 1},
 		{scenario: scenario{name: "key refused", call: call{method: "PUT", path: mappingPath(e.integ, "prod_basic"), key: e.key, body: body},
 			wantStatus: 422, wantCode: licentia.CodeProviderTokenInvalid, wantDetails: map[string]any{"reason": "token_refused"}},
-			setup: func(f *stripeFake) { delete(f.keys, shopKey) }, calls: 1},
+			outcome: providertest.TokenRefused, calls: 1},
 		{scenario: scenario{name: "provider answers 500", call: call{method: "PUT", path: mappingPath(e.integ, "prod_basic"), key: e.key, body: body},
 			wantStatus: 502, wantCode: licentia.CodeProviderUnavailable},
-			setup: func(f *stripeFake) { f.keys[shopKey], f.fail = shopAcct, true }, calls: 1},
+			outcome: providertest.ServerError, calls: 1},
 		{scenario: scenario{name: "provider silent past the timeout", call: call{method: "PUT", path: mappingPath(e.integ, "prod_basic"), key: e.key, body: body},
 			wantStatus: 502, wantCode: licentia.CodeProviderUnavailable},
-			setup: func(f *stripeFake) { f.fail, f.hang = false, true }, calls: 1},
+			outcome: providertest.Hang, calls: 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.setup != nil {
-				e.shop.set(tt.setup)
-			}
-			before := e.shop.callCount()
+			e.shop.SetOutcome(tt.outcome)
+			before := len(e.shop.Requests())
 			r := e.run(t, tt.scenario)
-			if got := e.shop.callCount() - before; got != tt.calls {
+			if got := len(e.shop.Requests()) - before; got != tt.calls {
 				t.Errorf("provider calls = %d, want %d", got, tt.calls)
 			}
 			if n := e.storedMappings(t, e.org.ID, e.integ) + e.storedMappings(t, other.ID, theirs) + e.storedMappings(t, e.org.ID, gone); n != 0 {
@@ -330,5 +338,80 @@ func TestIntegrationScopes(t *testing.T) {
 		{name: "mappings with read", call: call{method: "GET", path: "/v1/admin/integrations/" + e.integ + "/mappings", key: read}, wantStatus: 200},
 	} {
 		t.Run(tt.name, func(t *testing.T) { e.run(t, tt) })
+	}
+}
+
+// TestPutMappingPaddleAndLemonSqueezy: a mapping of a Paddle or Lemon
+// Squeezy integration is saved once the provider, through its adapter,
+// knows the product (a Paddle product, a Lemon Squeezy variant), with the
+// stored key; a key the provider refuses saves nothing.
+func TestPutMappingPaddleAndLemonSqueezy(t *testing.T) {
+	paddleKey := "pdl_sdbx_apikey_01httpshop0000000000000000_q6TGTJyvoIz7LDtXT65bX7_AQO"
+	paddleFake := providertest.NewPaddle(t, paddleKey)
+	paddleFake.AddProduct("pro_01httpdesk")
+	lemonKey := "ls_test_key_for_http_tests_only"
+	lemonFake := providertest.NewLemonSqueezy(t, lemonKey)
+	lemonFake.AddVariant("4242", false)
+	for _, tt := range []struct {
+		provider providers.Name
+		fake     interface {
+			URL() string
+			SetOutcome(providertest.Outcome)
+			Requests() []string
+			Keys() []string
+		}
+		adapter         providers.Provider
+		key, product    string
+		account, lookup string
+	}{
+		{providers.Paddle, paddleFake, paddle.New(paddleFake.URL(), providerTimeout), paddleKey, "pro_01httpdesk",
+			"GET /event-types", "GET /products/pro_01httpdesk"},
+		{providers.LemonSqueezy, lemonFake, lemonsqueezy.New(lemonFake.URL(), providerTimeout), lemonKey, "4242",
+			"GET /v1/users/me", "GET /v1/variants/4242"},
+	} {
+		t.Run(string(tt.provider), func(t *testing.T) {
+			e := &integrationEnv{testEnv: newTestEnvWith(t, envOptions{providers: map[providers.Name]providers.Provider{tt.provider: tt.adapter}})}
+			v, err := e.admin.ConnectIntegration(t.Context(), licentia.OperatorActor, e.org.ID,
+				admin.ConnectIntegration{Provider: string(tt.provider), Name: "Shop", APIKey: providers.Secret(tt.key), WebhookSecret: shopSecret})
+			if err != nil {
+				t.Fatalf("ConnectIntegration() error = %v", err)
+			}
+			integ := v.Integration.ID
+			e.addProduct(t, e.org.ID, "desk-app", "DESK")
+			key := e.testEnv.key(t, e.org.ID, licentia.ScopeProviderRead, licentia.ScopeProviderWrite)
+			e.run(t, scenario{
+				call:       call{method: "PUT", path: mappingPath(integ, tt.product), key: key, body: map[string]any{"product_id": "desk-app"}},
+				wantStatus: http.StatusOK,
+				wantBody: `{"mapping":{"integration_id":"` + integ + `","provider_product_id":"` + tt.product + `","product_id":"desk-app",
+					"limit_kind":"seats","limit_count":1,"key_valid_days":null,"on_refund":"revoke","on_subscription_end":"expire",
+					"renewal_url":null,"created_at":"2026-03-02T09:00:00.000Z","updated_at":"2026-03-02T09:00:00.000Z"}}`,
+			})
+			if diff := cmp.Diff([]string{tt.account, tt.lookup}, tt.fake.Requests()); diff != "" {
+				t.Errorf("provider calls mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{tt.key, tt.key}, tt.fake.Keys()); diff != "" {
+				t.Errorf("provider call keys mismatch (-want +got):\n%s", diff)
+			}
+
+			tt.fake.SetOutcome(providertest.TokenRefused)
+			e.run(t, scenario{
+				call:       call{method: "PUT", path: mappingPath(integ, tt.product), key: key, body: map[string]any{"product_id": "desk-app", "limit_count": 5}},
+				wantStatus: http.StatusUnprocessableEntity, wantCode: licentia.CodeProviderTokenInvalid,
+				wantDetails: map[string]any{"reason": "token_refused"}, notWant: []string{tt.key},
+			})
+			if got := len(tt.fake.Requests()); got != 3 {
+				t.Errorf("provider calls = %d, want 3", got)
+			}
+			ms, err := e.store.Mappings(t.Context(), e.org.ID, integ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ms) != 1 || ms[0].LimitCount != 1 {
+				t.Errorf("stored mappings = %+v, want the first save only", ms)
+			}
+			if strings.Contains(e.logs.String(), tt.key) {
+				t.Error("the key reached the log")
+			}
+		})
 	}
 }

@@ -41,6 +41,7 @@ type fake struct {
 	key      string
 	outcome  Outcome
 	requests []string
+	keys     []string
 	srv      *httptest.Server
 	done     chan struct{}
 	// errorBody is the provider's error document for a status.
@@ -77,12 +78,22 @@ func (f *fake) Requests() []string {
 	return append([]string(nil), f.requests...)
 }
 
+// Keys lists the key each API call carried (its bearer token), in the
+// order of Requests.
+func (f *fake) Keys() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.keys...)
+}
+
 // gate records the call, applies the forced outcome and the key check, then
 // hands over to the provider's routes.
 func (f *fake) gate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		f.mu.Lock()
 		f.requests = append(f.requests, r.Method+" "+r.URL.Path)
+		f.keys = append(f.keys, token)
 		outcome := f.outcome
 		f.mu.Unlock()
 		switch outcome {
@@ -105,8 +116,7 @@ func (f *fake) gate(next http.Handler) http.Handler {
 			f.fail(w, http.StatusInternalServerError)
 			return
 		}
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || token != f.key {
+		if !bearer || token != f.key {
 			f.fail(w, http.StatusUnauthorized)
 			return
 		}
