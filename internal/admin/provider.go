@@ -499,8 +499,12 @@ func (s *Service) EndFromProviderTx(ctx context.Context, tx store.Tx, e Provider
 func (s *Service) endLicences(ctx context.Context, tx store.Tx, actor licentia.Actor, orgID string, its []store.ProviderItem,
 	name providers.Name, kind ProviderEndKind, at, now time.Time) ([]Change, error) {
 	reason := providerReason(name, string(kind))
+	locked, err := lockProviderLicences(ctx, tx, orgID, its)
+	if err != nil {
+		return nil, err
+	}
 	var out []Change
-	for _, it := range its {
+	for i, it := range its {
 		var t *transition
 		switch {
 		case kind == ProviderRefund && it.OnRefund == RefundRevoke:
@@ -510,10 +514,7 @@ func (s *Service) endLicences(ctx context.Context, tx store.Tx, actor licentia.A
 		case kind == ProviderSubscriptionEnded && it.OnSubscriptionEnd == SubscriptionEndExpire:
 			t = &expire
 		}
-		before, err := tx.LockLicence(ctx, orgID, it.LicenceID)
-		if err != nil {
-			return nil, err
-		}
+		before := locked[i]
 		if before.AnonymisedAt != nil {
 			out = append(out, Change{Licence: before})
 			continue
@@ -614,12 +615,12 @@ func (s *Service) ConvertTrialTx(ctx context.Context, tx store.Tx, c ProviderCon
 // when its trial end has passed: payment makes it active again.
 func (s *Service) convertTrials(ctx context.Context, tx store.Tx, actor licentia.Actor, orgID string, its []store.ProviderItem,
 	now time.Time) ([]Change, error) {
+	locked, err := lockProviderLicences(ctx, tx, orgID, its)
+	if err != nil {
+		return nil, err
+	}
 	var out []Change
-	for _, it := range its {
-		before, err := tx.LockLicence(ctx, orgID, it.LicenceID)
-		if err != nil {
-			return nil, err
-		}
+	for _, before := range locked {
 		if before.TrialEndsAt == nil || before.Status != licentia.StatusActive || before.AnonymisedAt != nil {
 			out = append(out, Change{Licence: before})
 			continue
@@ -634,6 +635,21 @@ func (s *Service) convertTrials(ctx context.Context, tx store.Tx, actor licentia
 			map[string]any{"licence_id": after.ID, "trial_ends_at": licentia.FormatTimePtr(before.TrialEndsAt)}); err != nil {
 			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// lockProviderLicences locks the licences of its, in the order given (by
+// licence id), before any of them changes: licence rows come before
+// counters and inserts (docs/design.md, "Lock order").
+func lockProviderLicences(ctx context.Context, tx store.Tx, orgID string, its []store.ProviderItem) ([]*licentia.Licence, error) {
+	out := make([]*licentia.Licence, len(its))
+	for i, it := range its {
+		l, err := tx.LockLicence(ctx, orgID, it.LicenceID)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = l
 	}
 	return out, nil
 }

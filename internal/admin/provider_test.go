@@ -3,8 +3,10 @@ package admin_test
 import (
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -538,6 +540,66 @@ func TestProviderValidation(t *testing.T) {
 		wantCode(t, "EndFromProvider(unknown kind)", err, licentia.CodeValidationFailed)
 		if types := f.eventTypes(t); len(types) != 0 {
 			t.Errorf("refused inputs wrote events %v", types)
+		}
+	})
+}
+
+// The operations' transaction forms write in the caller's transaction: a
+// caller that fails after them (say, on recording the provider's event id)
+// leaves nothing, and the provider's resend issues the order then.
+func TestProviderEffectsInCallersTransaction(t *testing.T) {
+	engines(t, func(t *testing.T, st store.Store) {
+		f := newProviderFixture(t, st, 25)
+		failed := errors.New("event id not recorded")
+		err := st.InTx(t.Context(), func(tx store.Tx) error {
+			if ls, err := f.svc.IssueFromProviderTx(t.Context(), tx, f.order(item("price_a", 1))); err != nil || len(ls) != 1 {
+				t.Errorf("IssueFromProviderTx() = %v, %v", ls, err)
+			}
+			if _, err := f.svc.EndFromProviderTx(t.Context(), tx, f.end(admin.ProviderRefund, "pi_2")); err != nil {
+				t.Errorf("EndFromProviderTx() error = %v", err)
+			}
+			return failed
+		})
+		if !errors.Is(err, failed) {
+			t.Fatalf("InTx() error = %v, want the caller's", err)
+		}
+		if types := f.eventTypes(t); len(types) != 0 {
+			t.Errorf("a rolled-back transaction left events %v", types)
+		}
+		if ls := f.issue(t, f.order(item("price_a", 1))); len(ls) != 1 || ls[0].Status != licentia.StatusActive {
+			t.Errorf("the resend issued %+v, want one active licence", ls)
+		}
+		// The refund of pi_2 was rolled back too: nothing is kept for it.
+		o := f.order(item("price_a", 1))
+		o.OrderID, o.CheckoutID = str("pi_2"), str("cs_2")
+		if ls := f.issue(t, o); len(ls) != 1 || ls[0].Status != licentia.StatusActive {
+			t.Errorf("order pi_2 issued %+v, want one active licence", ls)
+		}
+	})
+}
+
+// Of several deliveries of one order racing, one issues its licences.
+func TestIssueFromProviderRace(t *testing.T) {
+	engines(t, func(t *testing.T, st store.Store) {
+		f := newProviderFixture(t, st, 25)
+		var wg sync.WaitGroup
+		issued := make([]int, 4)
+		for i := range issued {
+			wg.Go(func() {
+				ls, err := f.svc.IssueFromProvider(t.Context(), f.order(item("price_a", 1), item("price_b", 1)))
+				if err != nil {
+					t.Errorf("IssueFromProvider() error = %v", err)
+				}
+				issued[i] = len(ls)
+			})
+		}
+		wg.Wait()
+		slices.Sort(issued)
+		if diff := cmp.Diff([]int{0, 0, 0, 2}, issued); diff != "" {
+			t.Errorf("licences issued by each (-want +got):\n%s", diff)
+		}
+		if n, err := st.PlanLicenceCount(t.Context(), f.org.ID, f.clk.Now()); err != nil || n != 2 {
+			t.Errorf("PlanLicenceCount() = %d, %v; want 2", n, err)
 		}
 	})
 }
