@@ -50,9 +50,10 @@ type ProviderItem struct {
 // ProviderOrder is a paid order (or a started trial) as a provider reports
 // it. OrderID or CheckoutID names it; the order id, when given, is its key.
 type ProviderOrder struct {
-	OrgID          string
-	IntegrationID  string
-	Provider       providers.Name
+	OrgID         string
+	IntegrationID string
+	Provider      providers.Name
+	// EventID is the provider's event, named in the audit entry.
 	EventID        string
 	OrderID        *string
 	CheckoutID     *string
@@ -397,7 +398,6 @@ type ProviderEnd struct {
 	OrgID          string
 	IntegrationID  string
 	Provider       providers.Name
-	EventID        string
 	Kind           ProviderEndKind
 	OrderID        *string
 	SubscriptionID *string
@@ -555,7 +555,6 @@ type ProviderConversion struct {
 	OrgID          string
 	IntegrationID  string
 	Provider       providers.Name
-	EventID        string
 	SubscriptionID string
 }
 

@@ -86,7 +86,7 @@ func (f *providerFixture) subscription(trialEnd *time.Time, items ...admin.Provi
 }
 
 func (f *providerFixture) end(kind admin.ProviderEndKind, ref string) admin.ProviderEnd {
-	e := admin.ProviderEnd{OrgID: f.org.ID, IntegrationID: f.integration, Provider: providers.Stripe, EventID: "evt_2", Kind: kind}
+	e := admin.ProviderEnd{OrgID: f.org.ID, IntegrationID: f.integration, Provider: providers.Stripe, Kind: kind}
 	if kind == admin.ProviderRefund {
 		e.OrderID = &ref
 	} else {
@@ -473,7 +473,7 @@ func TestConvertTrial(t *testing.T) {
 		trialEnd := start.Add(14 * 24 * time.Hour)
 		ls := f.issue(t, f.subscription(&trialEnd, item("price_a", 1)))
 		f.clk.Advance(time.Hour)
-		conv := admin.ProviderConversion{OrgID: f.org.ID, IntegrationID: f.integration, Provider: providers.Stripe, EventID: "evt_3", SubscriptionID: "sub_1"}
+		conv := admin.ProviderConversion{OrgID: f.org.ID, IntegrationID: f.integration, Provider: providers.Stripe, SubscriptionID: "sub_1"}
 		out, err := f.svc.ConvertTrial(t.Context(), conv)
 		if err != nil || len(out.Changes) != 1 || !out.Changes[0].Changed {
 			t.Fatalf("ConvertTrial() = %+v, %v; want one change", out, err)
