@@ -37,6 +37,7 @@ type Licence struct {
 	IntegrationID   *string            `json:"integration_id"`
 	ExternalRef     *string            `json:"external_ref"`
 	Provider        Provider           `json:"provider"`
+	RenewalURL      *string            `json:"renewal_url"`
 	AnonymisedAt    *string            `json:"anonymised_at"`
 	CreatedAt       string             `json:"created_at"`
 	UpdatedAt       string             `json:"updated_at"`
@@ -73,6 +74,7 @@ func LicenceOf(l *licentia.Licence, now time.Time) Licence {
 		IntegrationID: l.IntegrationID, ExternalRef: l.ExternalRef,
 		Provider: Provider{OrderID: l.Provider.OrderID, SubscriptionID: l.Provider.SubscriptionID,
 			CustomerID: l.Provider.CustomerID, CheckoutID: l.Provider.CheckoutID},
+		RenewalURL:   l.RenewalURL,
 		AnonymisedAt: licentia.FormatTimePtr(l.AnonymisedAt), CreatedAt: licentia.FormatTime(l.CreatedAt), UpdatedAt: licentia.FormatTime(l.UpdatedAt),
 	}
 }

@@ -118,7 +118,7 @@ func keys(t *testing.T, raw []byte) []string {
 // fields, and no key.
 var wantLicenceKeys = []string{
 	"id", "product_id", "email", "issued_at", "expires_at", "limit_kind", "limit_count", "major", "status", "state",
-	"status_reason", "status_changed_at", "trial_ends_at", "source", "integration_id", "external_ref", "provider",
+	"status_reason", "status_changed_at", "trial_ends_at", "source", "integration_id", "external_ref", "provider", "renewal_url",
 	"anonymised_at", "created_at", "updated_at",
 }
 

@@ -35,6 +35,7 @@ type licenceView struct {
 	IntegrationID   *string      `json:"integration_id"`
 	ExternalRef     *string      `json:"external_ref"`
 	Provider        providerView `json:"provider"`
+	RenewalURL      *string      `json:"renewal_url"`
 	AnonymisedAt    *string      `json:"anonymised_at"`
 	CreatedAt       string       `json:"created_at"`
 	UpdatedAt       string       `json:"updated_at"`

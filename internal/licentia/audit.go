@@ -62,6 +62,8 @@ const (
 	AuditLicenceExpired    = "licence.expired"
 	AuditLicenceReinstated = "licence.reinstated"
 	AuditLicenceAnonymised = "licence.anonymised"
+	// AuditLicenceTrialConverted records a trial paid for.
+	AuditLicenceTrialConverted = "licence.trial_converted"
 
 	AuditActivationCreated     = "activation.created"
 	AuditActivationDeactivated = "activation.deactivated"

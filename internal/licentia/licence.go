@@ -24,6 +24,9 @@ type Licence struct {
 	IntegrationID   *string
 	ExternalRef     *string
 	Provider        ProviderRefs
+	// RenewalURL is where the customer renews, from the provider mapping
+	// that issued the licence; nil for licences issued otherwise.
+	RenewalURL *string
 	// SubscriptionEndedAt is when a provider subscription ended; such a
 	// licence keeps its place in the plan's count for 30 days.
 	SubscriptionEndedAt *time.Time

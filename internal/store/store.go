@@ -252,6 +252,24 @@ type Tx interface {
 	// handled and reports whether it was new: false when the event was
 	// recorded before, by this transaction or a committed one.
 	RecordProviderEvent(ctx context.Context, integrationID, eventID string, at time.Time) (bool, error)
+	// ProviderItemIssued reports whether an order item already issued its
+	// licence.
+	ProviderItemIssued(ctx context.Context, integrationID, orderKey, providerProductID string) (bool, error)
+	// CreateProviderItem records the order item of a licence written in
+	// the same transaction; an item already recorded answers conflict.
+	CreateProviderItem(ctx context.Context, it *ProviderItem) error
+	// ProviderItemsByOrder lists the items of an integration's licences
+	// whose provider order id or checkout id is orderID, by licence id.
+	ProviderItemsByOrder(ctx context.Context, orgID, integrationID, orderID string) ([]ProviderItem, error)
+	// ProviderItemsBySubscription lists the items of an integration's
+	// licences of a provider subscription, by licence id.
+	ProviderItemsBySubscription(ctx context.Context, orgID, integrationID, subscriptionID string) ([]ProviderItem, error)
+	// AddPendingEffect keeps an effect until its order is issued; one
+	// already kept of the same kind and ref stays as it is.
+	AddPendingEffect(ctx context.Context, e *PendingEffect) error
+	// TakePendingEffect removes and returns the kept effect of a kind and
+	// ref; found is false when none is kept.
+	TakePendingEffect(ctx context.Context, orgID, integrationID string, kind PendingKind, ref string) (e PendingEffect, found bool, err error)
 	// LockSetting reads a setting ("" when missing) and holds it until the
 	// transaction ends: shared, others may read it so too but none change
 	// it; exclusive, no other transaction reads it with LockSetting or

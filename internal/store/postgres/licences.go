@@ -16,7 +16,7 @@ import (
 const licenceColumns = `id, org_id, product_id, email, issued_at, expires_at, limit_kind, limit_count, major,
 	status, status_reason, status_changed_at, trial_ends_at, source, integration_id, external_ref,
 	provider_order_id, provider_subscription_id, provider_customer_id, provider_checkout_id,
-	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations`
+	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations, renewal_url`
 
 func licenceNotFound() error { return store.NotFound(licentia.CodeLicenceNotFound, "Licence") }
 
@@ -25,7 +25,7 @@ func scanLicence(row pgx.Row) (*licentia.Licence, error) {
 	err := row.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.Email, &l.IssuedAt, &l.ExpiresAt, &l.LimitKind, &l.LimitCount, &l.Major,
 		&l.Status, &l.StatusReason, &l.StatusChangedAt, &l.TrialEndsAt, &l.Source, &l.IntegrationID, &l.ExternalRef,
 		&l.Provider.OrderID, &l.Provider.SubscriptionID, &l.Provider.CustomerID, &l.Provider.CheckoutID,
-		&l.SubscriptionEndedAt, &l.AnonymisedAt, &l.CreatedAt, &l.UpdatedAt, &l.LiveActivations)
+		&l.SubscriptionEndedAt, &l.AnonymisedAt, &l.CreatedAt, &l.UpdatedAt, &l.LiveActivations, &l.RenewalURL)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, licenceNotFound()
 	}
@@ -259,13 +259,13 @@ func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
 		return err
 	}
 	rows, err := t.tx.Query(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
 		ON CONFLICT DO NOTHING RETURNING `+licenceColumns,
 		l.ID, l.OrgID, l.ProductID, l.Email, ms(l.IssuedAt), msPtr(l.ExpiresAt), string(l.LimitKind), l.LimitCount, l.Major,
 		string(l.Status), l.StatusReason, msPtr(l.StatusChangedAt), msPtr(l.TrialEndsAt), string(l.Source), l.IntegrationID, l.ExternalRef,
 		l.Provider.OrderID, l.Provider.SubscriptionID, l.Provider.CustomerID, l.Provider.CheckoutID,
 		msPtr(l.SubscriptionEndedAt), msPtr(l.AnonymisedAt), ms(l.CreatedAt), ms(l.UpdatedAt),
-		l.LiveActivations, strings.ToLower(l.Email))
+		l.LiveActivations, l.RenewalURL, strings.ToLower(l.Email))
 	if err != nil {
 		return fmt.Errorf("create licence: %w", err)
 	}

@@ -15,7 +15,7 @@ import (
 const licenceColumns = `id, org_id, product_id, email, issued_at, expires_at, limit_kind, limit_count, major,
 	status, status_reason, status_changed_at, trial_ends_at, source, integration_id, external_ref,
 	provider_order_id, provider_subscription_id, provider_customer_id, provider_checkout_id,
-	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations`
+	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations, renewal_url`
 
 // scanLicence scans nullable columns into sql.Null and named string types
 // into strings: database/sql fills a **string or a *licentia.Status
@@ -27,13 +27,13 @@ func scanLicence(row interface{ Scan(...any) error }) (*licentia.Licence, error)
 		limitKind, status, source                     string
 		issued, created, updated                      int64
 		expires, changed, trial, subEnded, anonymised sql.Null[int64]
-		reason, integration, ref                      sql.Null[string]
+		reason, integration, ref, renewal             sql.Null[string]
 		order, subscription, customer, checkout       sql.Null[string]
 	}
 	err := row.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.Email, &c.issued, &c.expires, &c.limitKind, &l.LimitCount, &l.Major,
 		&c.status, &c.reason, &c.changed, &c.trial, &c.source, &c.integration, &c.ref,
 		&c.order, &c.subscription, &c.customer, &c.checkout,
-		&c.subEnded, &c.anonymised, &c.created, &c.updated, &l.LiveActivations)
+		&c.subEnded, &c.anonymised, &c.created, &c.updated, &l.LiveActivations, &c.renewal)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, store.NotFound(licentia.CodeLicenceNotFound, "Licence")
@@ -41,7 +41,7 @@ func scanLicence(row interface{ Scan(...any) error }) (*licentia.Licence, error)
 		return nil, err
 	}
 	l.LimitKind, l.Status, l.Source = licentia.LimitKind(c.limitKind), licentia.Status(c.status), licentia.Source(c.source)
-	l.StatusReason, l.IntegrationID, l.ExternalRef = ptr(c.reason), ptr(c.integration), ptr(c.ref)
+	l.StatusReason, l.IntegrationID, l.ExternalRef, l.RenewalURL = ptr(c.reason), ptr(c.integration), ptr(c.ref), ptr(c.renewal)
 	l.Provider = licentia.ProviderRefs{OrderID: ptr(c.order), SubscriptionID: ptr(c.subscription), CustomerID: ptr(c.customer), CheckoutID: ptr(c.checkout)}
 	l.IssuedAt, l.CreatedAt, l.UpdatedAt = store.FromMillis(c.issued), store.FromMillis(c.created), store.FromMillis(c.updated)
 	l.ExpiresAt, l.StatusChangedAt, l.TrialEndsAt = instant(c.expires), instant(c.changed), instant(c.trial)
@@ -199,12 +199,12 @@ func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licen
 // counts.
 func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
 	stored, err := scanLicence(t.tx.QueryRowContext(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+licenceColumns,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+licenceColumns,
 		l.ID, l.OrgID, l.ProductID, l.Email, store.Millis(l.IssuedAt), store.MillisPtr(l.ExpiresAt), l.LimitKind, l.LimitCount, l.Major,
 		l.Status, l.StatusReason, store.MillisPtr(l.StatusChangedAt), store.MillisPtr(l.TrialEndsAt), l.Source, l.IntegrationID, l.ExternalRef,
 		l.Provider.OrderID, l.Provider.SubscriptionID, l.Provider.CustomerID, l.Provider.CheckoutID,
 		store.MillisPtr(l.SubscriptionEndedAt), store.MillisPtr(l.AnonymisedAt), store.Millis(l.CreatedAt), store.Millis(l.UpdatedAt),
-		l.LiveActivations, strings.ToLower(l.Email)))
+		l.LiveActivations, l.RenewalURL, strings.ToLower(l.Email)))
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "The licence id or external reference is taken.")
 	}
