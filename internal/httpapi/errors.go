@@ -12,6 +12,7 @@ import (
 // that does.
 var statuses = map[licentia.Code]int{
 	licentia.CodeValidationFailed:          http.StatusBadRequest,
+	licentia.CodeWebhookSignatureInvalid:   http.StatusBadRequest,
 	licentia.CodeUnauthorized:              http.StatusUnauthorized,
 	licentia.CodePlanLimitReached:          http.StatusPaymentRequired,
 	licentia.CodeForbidden:                 http.StatusForbidden,

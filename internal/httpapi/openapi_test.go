@@ -88,6 +88,7 @@ var contractStatuses = map[licentia.Code]int{
 	licentia.CodeLicenceKeyInvalid:         422,
 	licentia.CodeLicenceWrongProduct:       422,
 	licentia.CodeProviderTokenInvalid:      422,
+	licentia.CodeWebhookSignatureInvalid:   400,
 	licentia.CodeRateLimited:               429,
 	licentia.CodeInternal:                  500,
 	licentia.CodeProviderUnavailable:       502,
@@ -228,7 +229,7 @@ func routesInCode(t *testing.T) map[string]string {
 		}
 		sel, ok := c.Fun.(*ast.SelectorExpr)
 		if !ok || sel.Sel.Name != "handle" && sel.Sel.Name != "operator" && sel.Sel.Name != "public" &&
-			sel.Sel.Name != "lookup" {
+			sel.Sel.Name != "lookup" && sel.Sel.Name != "provider" {
 			return true
 		}
 		lit, ok := c.Args[0].(*ast.BasicLit)

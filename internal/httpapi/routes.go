@@ -34,6 +34,8 @@ func (s *Server) routes() {
 	s.lookup("GET /v1/purchases/lookup", s.lookupPurchaseQuery)
 	s.lookup("POST /v1/purchases/lookup", s.lookupPurchase)
 
+	s.provider("POST /v1/providers/{integration_id}/webhooks", s.providerWebhook)
+
 	s.handle("GET /v1/admin/webhooks", licentia.ScopeWebhooksRead, s.listWebhooks)
 	s.handle("POST /v1/admin/webhooks", licentia.ScopeWebhooksWrite, s.addWebhook)
 	s.handle("GET /v1/admin/webhooks/{id}", licentia.ScopeWebhooksRead, s.getWebhook)

@@ -41,6 +41,7 @@ const (
 	CodeRequestTimeout            Code = "request_timeout"
 	CodeLicenceKeyInvalid         Code = "licence_key_invalid"
 	CodeLicenceWrongProduct       Code = "licence_wrong_product"
+	CodeWebhookSignatureInvalid   Code = "webhook_signature_invalid"
 	CodeProviderTokenInvalid      Code = "provider_token_invalid"
 	CodeRateLimited               Code = "rate_limited"
 	CodeInternal                  Code = "internal_error"
@@ -62,7 +63,7 @@ var Codes = []Code{
 	CodeMemberNotFound, CodeInvitationNotFound, CodePurchaseNotFound, CodeConflict,
 	CodeLicenceAnonymised, CodeProductReserved, CodeInvitationNotPending, CodeSeatLimitReached,
 	CodeLicenceRevoked, CodeLicenceExpired, CodePayloadTooLarge, CodeRequestTimeout, CodeLicenceKeyInvalid,
-	CodeLicenceWrongProduct, CodeProviderTokenInvalid, CodeRateLimited, CodeInternal,
+	CodeLicenceWrongProduct, CodeWebhookSignatureInvalid, CodeProviderTokenInvalid, CodeRateLimited, CodeInternal,
 	CodeProviderUnavailable, CodeProductUnavailable, CodeSigningKeysNotConfigured,
 	CodeIntegrationsNotConfigured, CodeWebhooksNotConfigured, CodeServiceUnavailable,
 }

@@ -1,0 +1,181 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/providers"
+	"github.com/licentia/licentia/internal/store"
+)
+
+// ProviderWebhook is a webhook request as a provider sent it to
+// /v1/providers/{integration_id}/webhooks. The provider's signature under
+// the integration's webhook secret is its only credential.
+type ProviderWebhook struct {
+	IntegrationID string
+	Header        http.Header
+	Body          []byte
+}
+
+// errSignatureInvalid is the one answer to every request not proved to
+// come from a connected integration's provider: telling an unknown
+// integration from a wrong signature would only help a forger.
+func errSignatureInvalid(cause error) error {
+	return &licentia.Error{Code: licentia.CodeWebhookSignatureInvalid,
+		Message: "The webhook signature is missing or invalid.", Err: cause}
+}
+
+// ProviderWebhookResult says what a provider webhook did, for the log: no
+// email, order id or secret.
+type ProviderWebhookResult struct {
+	Provider providers.Name
+	// Type is the provider's event name.
+	Type string
+	Kind providers.Kind
+	// Repeated is true when the event was handled before; nothing changed.
+	Repeated bool
+	// Issued counts the licences the event issued.
+	Issued int
+}
+
+// HandleProviderWebhook verifies a provider's webhook, reads its event and
+// applies its effect in the transaction that records the event's id, so
+// the effect is committed exactly once: a repeated event changes nothing,
+// and one interrupted before the commit is applied when the provider sends
+// it again. A provider API call the event needs that fails answers 503
+// service_unavailable before anything is written.
+func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) (*ProviderWebhookResult, error) {
+	if _, ok := licentia.ParseUUID(w.IntegrationID); !ok {
+		return nil, errSignatureInvalid(errors.New("malformed integration id"))
+	}
+	i, err := s.store.IntegrationByID(ctx, w.IntegrationID)
+	switch {
+	case licentia.ErrorCode(err) == licentia.CodeIntegrationNotFound:
+		return nil, errSignatureInvalid(errors.New("unknown integration"))
+	case err != nil:
+		return nil, fmt.Errorf("provider webhook: %w", err)
+	case !i.IsConnected():
+		return nil, errSignatureInvalid(errors.New("disconnected integration"))
+	}
+	name := providers.Name(i.Provider)
+	p, ok := s.providers[name]
+	if !ok {
+		return nil, licentia.Errorf(licentia.CodeIntegrationsNotConfigured, "The payment provider %s is not available on this service.", name)
+	}
+	if err := s.integrationsReady(); err != nil {
+		return nil, err
+	}
+	secret, err := providers.OpenWebhookSecret(s.keys, i)
+	if err != nil {
+		return nil, fmt.Errorf("provider webhook: %w", err)
+	}
+	if err := p.Verify(w.Header, w.Body, secret.Reveal(), s.clock.Now()); err != nil {
+		return nil, errSignatureInvalid(err)
+	}
+	apiKey, err := providers.OpenAPIKey(s.keys, i)
+	if err != nil {
+		return nil, fmt.Errorf("provider webhook: %w", err)
+	}
+	callCtx, cancel := context.WithTimeout(ctx, providers.Timeout)
+	ev, err := p.Parse(callCtx, w.Body, apiKey.Reveal())
+	cancel()
+	switch {
+	case errors.Is(err, providers.ErrEventMalformed):
+		var is licentia.Issues
+		is.Add("", "the body is not a %s event", name)
+		return nil, fmt.Errorf("provider webhook: %w", is.Err())
+	case errors.Is(err, providers.ErrUnavailable), err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		return nil, &licentia.Error{Code: licentia.CodeServiceUnavailable,
+			Message: "The payment provider did not answer; the event can be sent again.", Err: err}
+	case err != nil:
+		return nil, fmt.Errorf("provider webhook: %w", err)
+	}
+	res := &ProviderWebhookResult{Provider: name, Type: ev.Type, Kind: ev.Kind}
+	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		isNew, err := tx.RecordProviderEvent(ctx, i.ID, ev.ID, s.now())
+		if err != nil || !isNew {
+			res.Repeated = !isNew
+			return err
+		}
+		res.Issued, err = s.applyProviderEvent(ctx, tx, i, name, ev)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("provider webhook: %w", err)
+	}
+	return res, nil
+}
+
+// applyProviderEvent applies an event's effect in tx and counts the
+// licences it issued. Kinds without an effect change nothing: their id is
+// recorded all the same, so the provider is answered 200.
+func (s *Service) applyProviderEvent(ctx context.Context, tx store.Tx, i *licentia.Integration, name providers.Name,
+	ev *providers.Event) (int, error) {
+	switch ev.Kind {
+	case providers.KindOrderPaid:
+		o, err := s.providerOrder(ctx, tx, i, name, ev)
+		if err != nil || len(o.Items) == 0 {
+			return 0, err
+		}
+		issued, err := s.IssueFromProviderTx(ctx, tx, *o)
+		return len(issued), err
+	case providers.KindRefunded:
+		// A partial refund leaves the licences as they are; a refund that
+		// names no order has nothing to apply to.
+		if !ev.FullRefund || ev.OrderID == "" {
+			return 0, nil
+		}
+		_, err := s.EndFromProviderTx(ctx, tx, ProviderEnd{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name,
+			Kind: ProviderRefund, OrderID: &ev.OrderID})
+		return 0, err
+	case providers.KindSubscriptionEnded:
+		if ev.SubscriptionID == "" {
+			return 0, nil
+		}
+		_, err := s.EndFromProviderTx(ctx, tx, ProviderEnd{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name,
+			Kind: ProviderSubscriptionEnded, SubscriptionID: &ev.SubscriptionID})
+		return 0, err
+	case providers.KindTrialConverted:
+		if ev.SubscriptionID == "" {
+			return 0, nil
+		}
+		_, err := s.ConvertTrialTx(ctx, tx, ProviderConversion{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name,
+			SubscriptionID: ev.SubscriptionID})
+		return 0, err
+	}
+	return 0, nil
+}
+
+// providerOrder turns a paid order into what IssueFromProviderTx takes,
+// with each item's mapping read in tx. Items whose provider product is not
+// mapped are left out: the maker sells more than it licenses.
+func (s *Service) providerOrder(ctx context.Context, tx store.Tx, i *licentia.Integration, name providers.Name,
+	ev *providers.Event) (*ProviderOrder, error) {
+	o := &ProviderOrder{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name, EventID: ev.ID,
+		OrderID: optional(ev.OrderID), CheckoutID: optional(ev.CheckoutID), CustomerID: optional(ev.CustomerID),
+		SubscriptionID: optional(ev.SubscriptionID), Email: ev.Email, Subscription: ev.Subscription, TrialEndsAt: ev.TrialEndsAt}
+	for _, it := range ev.Items {
+		m, err := tx.Mapping(ctx, i.OrgID, i.ID, it.ProductID)
+		if licentia.ErrorCode(err) == licentia.CodeMappingNotFound {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		o.Items = append(o.Items, ProviderItem{ProviderProductID: m.ProviderProductID, ProductID: m.ProductID,
+			LimitKind: m.LimitKind, LimitCount: m.LimitCount, Quantity: it.Quantity, KeyValidDays: m.KeyValidDays,
+			RenewalURL: m.RenewalURL, OnRefund: string(m.OnRefund), OnSubscriptionEnd: string(m.OnSubscriptionEnd)})
+	}
+	return o, nil
+}
+
+// optional is nil for an id the provider did not give.
+func optional(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
+}
