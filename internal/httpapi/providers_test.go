@@ -316,6 +316,41 @@ func TestProviderWebhookSubscription(t *testing.T) {
 	}
 }
 
+// TestProviderWebhookSubscriptionRefund: a subscription's licence carries
+// the checkout's invoice as order_id, and the full refund of its first
+// payment, whose charge names only the payment intent, revokes it. While
+// Stripe does not answer which invoice the payment paid, the refund is
+// answered 503 so Stripe sends it again.
+func TestProviderWebhookSubscriptionRefund(t *testing.T) {
+	e := newProviderEnv(t)
+	e.shop.AddCheckout("cs_sub", providers.Item{ProductID: "prod_pro", Quantity: 1})
+	e.shop.AddSubscription("sub_1", providertest.StripeSubscription{Status: "active"})
+	e.shop.AddInvoicePayment("pi_sub_1", "in_1")
+	e.deliver(t, providertest.StripeCheckoutEvent(providertest.StripeCheckout{EventID: "evt_sub", SessionID: "cs_sub",
+		Invoice: "in_1", Subscription: "sub_1", Customer: "cus_test_1", Email: buyerEmail}, e.clock.Now()), http.StatusOK)
+	if l := e.licences(t)[0]; l.Status != licentia.StatusActive || *l.Provider.OrderID != "in_1" {
+		t.Fatalf("licence status %s, order %s; want active, in_1", l.Status, *l.Provider.OrderID)
+	}
+
+	refund := providertest.StripeChargeRefundedEvent("evt_refund", "ch_1", "pi_sub_1", 4900, 4900, e.clock.Now())
+	e.shop.SetOutcome(providertest.ServerError)
+	e.run(t, scenario{call: stripeCall(e.integ, shopSecret, e.clock.Now(), refund),
+		wantStatus: http.StatusServiceUnavailable, wantCode: licentia.CodeServiceUnavailable})
+	if l := e.licences(t)[0]; l.Status != licentia.StatusActive {
+		t.Fatalf("after an unanswered lookup status = %s, want active", l.Status)
+	}
+	e.shop.SetOutcome(providertest.OK)
+	e.deliver(t, refund, http.StatusOK)
+	l := e.licences(t)[0]
+	if l.Status != licentia.StatusRevoked || l.StatusReason == nil || *l.StatusReason != "provider:stripe:refund" {
+		t.Errorf("after a full refund status = %s, reason %v; want revoked, provider:stripe:refund", l.Status, l.StatusReason)
+	}
+	want := []licentia.EventType{licentia.EventLicenceIssued, licentia.EventLicenceRevoked}
+	if diff := cmp.Diff(want, e.eventTypes(t)); diff != "" {
+		t.Errorf("events mismatch (-want +got):\n%s", diff)
+	}
+}
+
 // TestProviderWebhookPaddleAndLemonSqueezy: a paid order of each issues
 // its licence through the same route, signed as each provider signs, and
 // the buyer finds it by order id.
