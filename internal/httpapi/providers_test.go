@@ -17,6 +17,7 @@ import (
 	"github.com/licentia/licentia/internal/providers/lemonsqueezy"
 	"github.com/licentia/licentia/internal/providers/paddle"
 	"github.com/licentia/licentia/internal/providers/providertest"
+	"github.com/licentia/licentia/internal/providers/stripe"
 )
 
 const buyerEmail = "buyer@customer.example"
@@ -201,6 +202,54 @@ func TestProviderWebhookRefused(t *testing.T) {
 	}
 	if got := e.shop.Requests(); slices.Contains(got, "GET /v1/checkout/sessions/cs_test_1/line_items") {
 		t.Errorf("Stripe was asked for line items of a refused event: %v", got)
+	}
+}
+
+// TestProviderWebhookNoMasterKey: a process that shares the database but
+// cannot load the master key cannot open an integration's webhook secret,
+// so a connected integration's webhook answers 503
+// integrations_not_configured whatever its signature, and the provider
+// sends it again; an unknown, disconnected or malformed integration id
+// still gets the one 400 every refusal gets. Nothing is written and Stripe
+// is not called.
+func TestProviderWebhookNoMasterKey(t *testing.T) {
+	e := newProviderEnv(t)
+	e.shop.AddCheckout("cs_test_1", providers.Item{ProductID: "prod_pro", Quantity: 1})
+	gone := e.connect(t, e.org.ID, "Gone")
+	if err := e.admin.DisconnectIntegration(t.Context(), licentia.OperatorActor, e.org.ID, gone); err != nil {
+		t.Fatal(err)
+	}
+	noKeys := newTestEnvWith(t, envOptions{shareStore: e.testEnv, noMasterKey: true,
+		providers: map[providers.Name]providers.Provider{providers.Stripe: stripe.New(e.shop.URL(), providerTimeout)}})
+	now := e.clock.Now()
+	body := providertest.StripeCheckoutEvent(paidCheckout("evt_no_master"), now)
+	for _, tt := range []struct {
+		name   string
+		c      call
+		status int
+		code   licentia.Code
+	}{
+		{"signed", stripeCall(e.integ, shopSecret, now, body), http.StatusServiceUnavailable, licentia.CodeIntegrationsNotConfigured},
+		{"wrong secret", stripeCall(e.integ, "whsec_another", now, body), http.StatusServiceUnavailable, licentia.CodeIntegrationsNotConfigured},
+		{"unknown integration", stripeCall(someID, shopSecret, now, body), http.StatusBadRequest, licentia.CodeWebhookSignatureInvalid},
+		{"disconnected integration", stripeCall(gone, shopSecret, now, body), http.StatusBadRequest, licentia.CodeWebhookSignatureInvalid},
+		{"malformed integration id", stripeCall("not-a-uuid", shopSecret, now, body), http.StatusBadRequest, licentia.CodeWebhookSignatureInvalid},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			noKeys.run(t, scenario{call: tt.c, wantStatus: tt.status, wantCode: tt.code})
+		})
+	}
+	if got := len(e.licences(t)); got != 0 {
+		t.Fatalf("licences = %d, want 0", got)
+	}
+	if got := e.shop.Requests(); slices.Contains(got, "GET /v1/checkout/sessions/cs_test_1/line_items") {
+		t.Errorf("Stripe was asked for line items without a master key: %v", got)
+	}
+	// The event was not recorded: its resend to a process with the key
+	// issues the licence.
+	e.deliver(t, body, http.StatusOK)
+	if got := len(e.licences(t)); got != 1 {
+		t.Errorf("licences after the resend = %d, want 1", got)
 	}
 }
 
