@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -172,4 +174,78 @@ func TestMasterKeyRotateReseals(t *testing.T) {
 	if _, err := providers.OpenAPIKey(signing.NewKeyring(masterKey(t, rawKey(1))), i); err == nil {
 		t.Error("the API key still opens under the old master key")
 	}
+}
+
+// TestIntegrationCommandsHideCredentials connects one integration of each
+// provider, lists them, and has a connect refused and one fail on a provider
+// that does not answer: no output on stdout or stderr holds an API key or a
+// webhook secret, as given, base64, hex, or without its prefix.
+func TestIntegrationCommandsHideCredentials(t *testing.T) {
+	h, shop, stripeKeyFile, stripeSecretFile := integrationHarness(t)
+	h.org(t, "big", "business")
+	const (
+		paddleKey    = "pdl_sdbx_apikey_01clileak000000000000000_CLILeakCheckPaddleKey_AQO"
+		paddleSecret = "pdl_ntfset_01clileak_CLILeakCheckPaddleSecret00"
+		lemonKey     = "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.CLILeakCheckLemonKey00"
+		lemonSecret  = "CLILeakCheckLemonSqueezySecret00"
+	)
+	h.vars["LICENTIA_PADDLE_API_URL"] = providertest.NewPaddle(t, paddleKey).URL()
+	h.vars["LICENTIA_LEMONSQUEEZY_API_URL"] = providertest.NewLemonSqueezy(t, lemonKey).URL()
+	file := func(name, content string) string {
+		p := filepath.Join(h.dir, name)
+		writeFile(t, p, []byte(content+"\n"))
+		return p
+	}
+	connect := func(provider, keyFile, secretFile string) []string {
+		return []string{"integration", "connect", "--org", "big", "--provider", provider, "--name", "Shop " + provider,
+			"--api-key-file", keyFile, "--webhook-secret-file", secretFile}
+	}
+	var outs []result
+	for _, args := range [][]string{
+		connect("stripe", stripeKeyFile, stripeSecretFile),
+		connect("paddle", file("paddle.key", paddleKey), file("paddle.secret", paddleSecret)),
+		connect("lemonsqueezy", file("lemon.key", lemonKey), file("lemon.secret", lemonSecret)),
+		{"integration", "list", "--org", "big"},
+	} {
+		r := h.run(t, args...)
+		if r.code != 0 {
+			t.Fatalf("licentia %s: exit %d, stderr %s", strings.Join(args, " "), r.code, r.stderr)
+		}
+		outs = append(outs, r)
+	}
+	if items, _ := oneObject(t, outs[3].stdout)["integrations"].([]any); len(items) != 3 {
+		t.Fatalf("integration list = %s, want three integrations", outs[3].stdout)
+	}
+	refused := h.run(t, connect("paddle", file("wrong.key", paddleKey+"x"), file("paddle2.secret", paddleSecret))...)
+	shop.SetOutcome(providertest.ServerError)
+	unavailable := h.run(t, connect("stripe", stripeKeyFile, stripeSecretFile)...)
+	for r, code := range map[result]licentia.Code{refused: licentia.CodeProviderTokenInvalid, unavailable: licentia.CodeProviderUnavailable} {
+		if r.code == 0 || !strings.Contains(r.stderr, `"code":"`+string(code)+`"`) {
+			t.Fatalf("connect: exit %d, stderr %s, want %s", r.code, r.stderr, code)
+		}
+		outs = append(outs, r)
+	}
+	for _, cred := range []string{cliShopKey, cliShopSecret, paddleKey, paddleKey + "x", paddleSecret, lemonKey, lemonSecret} {
+		for _, form := range credentialForms(cred) {
+			for i, r := range outs {
+				if strings.Contains(r.stdout, form) || strings.Contains(r.stderr, form) {
+					t.Errorf("run %d prints %q:\nstdout %s\nstderr %s", i, form, r.stdout, r.stderr)
+				}
+			}
+		}
+	}
+}
+
+// credentialForms lists the ways a credential could be written out: as
+// given, base64 in each alphabet, hex, and without its provider prefix.
+func credentialForms(s string) []string {
+	forms := []string{s,
+		base64.StdEncoding.EncodeToString([]byte(s)), base64.RawStdEncoding.EncodeToString([]byte(s)),
+		base64.URLEncoding.EncodeToString([]byte(s)), base64.RawURLEncoding.EncodeToString([]byte(s)),
+		hex.EncodeToString([]byte(s)), strings.ToUpper(hex.EncodeToString([]byte(s))),
+	}
+	if i := strings.LastIndex(s, "_"); i >= 0 && len(s)-i > 12 {
+		forms = append(forms, s[i+1:])
+	}
+	return forms
 }

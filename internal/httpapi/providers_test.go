@@ -17,6 +17,7 @@ import (
 	"github.com/licentia/licentia/internal/providers/lemonsqueezy"
 	"github.com/licentia/licentia/internal/providers/paddle"
 	"github.com/licentia/licentia/internal/providers/providertest"
+	"github.com/licentia/licentia/internal/providers/stripe"
 )
 
 const buyerEmail = "buyer@customer.example"
@@ -204,6 +205,54 @@ func TestProviderWebhookRefused(t *testing.T) {
 	}
 }
 
+// TestProviderWebhookNoMasterKey: a process that shares the database but
+// cannot load the master key cannot open an integration's webhook secret,
+// so a connected integration's webhook answers 503
+// integrations_not_configured whatever its signature, and the provider
+// sends it again; an unknown, disconnected or malformed integration id
+// still gets the one 400 every refusal gets. Nothing is written and Stripe
+// is not called.
+func TestProviderWebhookNoMasterKey(t *testing.T) {
+	e := newProviderEnv(t)
+	e.shop.AddCheckout("cs_test_1", providers.Item{ProductID: "prod_pro", Quantity: 1})
+	gone := e.connect(t, e.org.ID, "Gone")
+	if err := e.admin.DisconnectIntegration(t.Context(), licentia.OperatorActor, e.org.ID, gone); err != nil {
+		t.Fatal(err)
+	}
+	noKeys := newTestEnvWith(t, envOptions{shareStore: e.testEnv, noMasterKey: true,
+		providers: map[providers.Name]providers.Provider{providers.Stripe: stripe.New(e.shop.URL(), providerTimeout)}})
+	now := e.clock.Now()
+	body := providertest.StripeCheckoutEvent(paidCheckout("evt_no_master"), now)
+	for _, tt := range []struct {
+		name   string
+		c      call
+		status int
+		code   licentia.Code
+	}{
+		{"signed", stripeCall(e.integ, shopSecret, now, body), http.StatusServiceUnavailable, licentia.CodeIntegrationsNotConfigured},
+		{"wrong secret", stripeCall(e.integ, "whsec_another", now, body), http.StatusServiceUnavailable, licentia.CodeIntegrationsNotConfigured},
+		{"unknown integration", stripeCall(someID, shopSecret, now, body), http.StatusBadRequest, licentia.CodeWebhookSignatureInvalid},
+		{"disconnected integration", stripeCall(gone, shopSecret, now, body), http.StatusBadRequest, licentia.CodeWebhookSignatureInvalid},
+		{"malformed integration id", stripeCall("not-a-uuid", shopSecret, now, body), http.StatusBadRequest, licentia.CodeWebhookSignatureInvalid},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			noKeys.run(t, scenario{call: tt.c, wantStatus: tt.status, wantCode: tt.code})
+		})
+	}
+	if got := len(e.licences(t)); got != 0 {
+		t.Fatalf("licences = %d, want 0", got)
+	}
+	if got := e.shop.Requests(); slices.Contains(got, "GET /v1/checkout/sessions/cs_test_1/line_items") {
+		t.Errorf("Stripe was asked for line items without a master key: %v", got)
+	}
+	// The event was not recorded: its resend to a process with the key
+	// issues the licence.
+	e.deliver(t, body, http.StatusOK)
+	if got := len(e.licences(t)); got != 1 {
+		t.Errorf("licences after the resend = %d, want 1", got)
+	}
+}
+
 // TestProviderWebhookUnhandled: an event type with no effect answers 200
 // and changes nothing.
 func TestProviderWebhookUnhandled(t *testing.T) {
@@ -311,6 +360,41 @@ func TestProviderWebhookSubscription(t *testing.T) {
 		t.Errorf("after the end status %s, reason %v; want expired, provider:stripe:subscription_ended", l.Status, l.StatusReason)
 	}
 	want := []licentia.EventType{licentia.EventLicenceIssued, licentia.EventLicenceTrialConverted, licentia.EventLicenceExpired}
+	if diff := cmp.Diff(want, e.eventTypes(t)); diff != "" {
+		t.Errorf("events mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestProviderWebhookSubscriptionRefund: a subscription's licence carries
+// the checkout's invoice as order_id, and the full refund of its first
+// payment, whose charge names only the payment intent, revokes it. While
+// Stripe does not answer which invoice the payment paid, the refund is
+// answered 503 so Stripe sends it again.
+func TestProviderWebhookSubscriptionRefund(t *testing.T) {
+	e := newProviderEnv(t)
+	e.shop.AddCheckout("cs_sub", providers.Item{ProductID: "prod_pro", Quantity: 1})
+	e.shop.AddSubscription("sub_1", providertest.StripeSubscription{Status: "active"})
+	e.shop.AddInvoicePayment("pi_sub_1", "in_1")
+	e.deliver(t, providertest.StripeCheckoutEvent(providertest.StripeCheckout{EventID: "evt_sub", SessionID: "cs_sub",
+		Invoice: "in_1", Subscription: "sub_1", Customer: "cus_test_1", Email: buyerEmail}, e.clock.Now()), http.StatusOK)
+	if l := e.licences(t)[0]; l.Status != licentia.StatusActive || *l.Provider.OrderID != "in_1" {
+		t.Fatalf("licence status %s, order %s; want active, in_1", l.Status, *l.Provider.OrderID)
+	}
+
+	refund := providertest.StripeChargeRefundedEvent("evt_refund", "ch_1", "pi_sub_1", 4900, 4900, e.clock.Now())
+	e.shop.SetOutcome(providertest.ServerError)
+	e.run(t, scenario{call: stripeCall(e.integ, shopSecret, e.clock.Now(), refund),
+		wantStatus: http.StatusServiceUnavailable, wantCode: licentia.CodeServiceUnavailable})
+	if l := e.licences(t)[0]; l.Status != licentia.StatusActive {
+		t.Fatalf("after an unanswered lookup status = %s, want active", l.Status)
+	}
+	e.shop.SetOutcome(providertest.OK)
+	e.deliver(t, refund, http.StatusOK)
+	l := e.licences(t)[0]
+	if l.Status != licentia.StatusRevoked || l.StatusReason == nil || *l.StatusReason != "provider:stripe:refund" {
+		t.Errorf("after a full refund status = %s, reason %v; want revoked, provider:stripe:refund", l.Status, l.StatusReason)
+	}
+	want := []licentia.EventType{licentia.EventLicenceIssued, licentia.EventLicenceRevoked}
 	if diff := cmp.Diff(want, e.eventTypes(t)); diff != "" {
 		t.Errorf("events mismatch (-want +got):\n%s", diff)
 	}

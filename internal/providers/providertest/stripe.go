@@ -15,14 +15,15 @@ import (
 )
 
 // Stripe is a loopback fake of the parts of Stripe's API the service calls:
-// GET /v1/account, /v1/products/{id}, /v1/checkout/sessions/{id}/line_items
-// and /v1/subscriptions/{id}.
+// GET /v1/account, /v1/products/{id}, /v1/checkout/sessions/{id}/line_items,
+// /v1/subscriptions/{id} and /v1/invoice_payments filtered by payment intent.
 type Stripe struct {
 	fake
 	AccountID     string
 	products      map[string]bool
 	lineItems     map[string][]providers.Item
 	subscriptions map[string]StripeSubscription
+	invoices      map[string]string // payment intent -> the invoice it paid
 }
 
 // StripeSubscription is what the fake answers for a subscription.
@@ -39,6 +40,7 @@ func NewStripe(t testing.TB, key string) *Stripe {
 		products:      map[string]bool{},
 		lineItems:     map[string][]providers.Item{},
 		subscriptions: map[string]StripeSubscription{},
+		invoices:      map[string]string{},
 	}
 	s.key = key
 	s.errorBody = func(status int) any {
@@ -72,6 +74,7 @@ func NewStripe(t testing.TB, key string) *Stripe {
 		}
 		writeJSON(w, http.StatusOK, body)
 	})
+	mux.HandleFunc("GET /v1/invoice_payments", s.serveInvoicePayments)
 	s.start(t, mux)
 	return s
 }
@@ -101,6 +104,41 @@ func (s *Stripe) AddSubscription(id string, sub StripeSubscription) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.subscriptions[id] = sub
+}
+
+// AddInvoicePayment records that paymentIntent paid invoice, as a
+// subscription's payments do.
+func (s *Stripe) AddInvoicePayment(paymentIntent, invoice string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.invoices[paymentIntent] = invoice
+}
+
+// serveInvoicePayments answers GET /v1/invoice_payments for the filter the
+// service uses: payment[type]=payment_intent and payment[payment_intent],
+// optionally status. Stripe requires payment[type] with any payment filter;
+// a list of every invoice payment is not served.
+func (s *Stripe) serveInvoicePayments(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	pi := q.Get("payment[payment_intent]")
+	if q.Get("payment[type]") != "payment_intent" || pi == "" {
+		s.fail(w, http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	invoice, ok := s.invoices[pi]
+	s.mu.Unlock()
+	data := []any{}
+	if status := q.Get("status"); ok && (status == "" || status == "paid") {
+		data = append(data, map[string]any{
+			"id": "inpay_" + invoice, "object": "invoice_payment", "invoice": invoice, "is_default": true,
+			"status": "paid", "amount_paid": 4900, "amount_requested": 4900, "currency": "eur", "livemode": false,
+			"payment": map[string]any{"type": "payment_intent", "payment_intent": pi},
+		})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"object": "list", "url": r.URL.Path, "has_more": false, "data": data,
+	})
 }
 
 // serveLineItems answers a list page. Pages hold at most limit items and

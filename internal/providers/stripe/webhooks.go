@@ -68,7 +68,7 @@ func (c *Client) Parse(ctx context.Context, body []byte, apiKey string) (*provid
 	case stripeapi.EventTypeCheckoutSessionCompleted, stripeapi.EventTypeCheckoutSessionAsyncPaymentSucceeded:
 		err = c.checkout(ctx, e.Data.Raw, apiKey, ev)
 	case stripeapi.EventTypeChargeRefunded:
-		err = refund(e.Data.Raw, ev)
+		err = c.refund(ctx, e.Data.Raw, apiKey, ev)
 	case stripeapi.EventTypeCustomerSubscriptionDeleted:
 		err = subscriptionEnded(e.Data.Raw, ev)
 	case stripeapi.EventTypeCustomerSubscriptionUpdated:
@@ -158,22 +158,55 @@ func unavailable(err error) error {
 	return mapped
 }
 
-// refund reads charge.refunded. The order is the charge's payment intent,
-// the id a one-time checkout's licences carry as order_id.
-func refund(raw json.RawMessage, ev *providers.Event) error {
+// refund reads charge.refunded. The order is the invoice the charge's
+// payment intent paid, the id a subscription checkout's licences carry as
+// order_id, or else the payment intent itself, the id a one-time checkout's
+// licences carry. Since API version 2025-03-31 neither the charge nor the
+// payment intent names its invoice; Stripe's Invoice Payments list,
+// filtered by payment intent, does (GET /v1/invoice_payments).
+func (c *Client) refund(ctx context.Context, raw json.RawMessage, apiKey string, ev *providers.Event) error {
 	var ch stripeapi.Charge
 	if err := json.Unmarshal(raw, &ch); err != nil || ch.ID == "" {
 		return providers.ErrEventMalformed
 	}
 	ev.Kind = providers.KindRefunded
-	if ch.PaymentIntent != nil {
-		ev.OrderID = ch.PaymentIntent.ID
-	}
 	if ch.Customer != nil {
 		ev.CustomerID = ch.Customer.ID
 	}
 	ev.FullRefund = ch.Amount > 0 && ch.AmountRefunded == ch.Amount
+	if ch.PaymentIntent == nil || ch.PaymentIntent.ID == "" {
+		return nil
+	}
+	ev.OrderID = ch.PaymentIntent.ID
+	invoice, err := paidInvoice(ctx, c.api(apiKey), ch.PaymentIntent.ID)
+	if err != nil {
+		return err
+	}
+	if invoice != "" {
+		ev.OrderID = invoice
+	}
 	return nil
+}
+
+// paidInvoice names the invoice paymentIntent paid, or "" when it paid
+// none (a one-time checkout's payment).
+func paidInvoice(ctx context.Context, api *stripeapi.Client, paymentIntent string) (string, error) {
+	params := &stripeapi.InvoicePaymentListParams{
+		Payment: &stripeapi.InvoicePaymentListPaymentParams{
+			Type:          stripeapi.String("payment_intent"),
+			PaymentIntent: stripeapi.String(paymentIntent),
+		},
+		Status: stripeapi.String("paid"),
+	}
+	for p, err := range api.V1InvoicePayments.List(ctx, params).All(ctx) {
+		if err != nil {
+			return "", fmt.Errorf("invoice payments: %w", unavailable(err))
+		}
+		if p.Invoice != nil && p.Invoice.ID != "" {
+			return p.Invoice.ID, nil
+		}
+	}
+	return "", nil
 }
 
 func subscriptionEnded(raw json.RawMessage, ev *providers.Event) error {

@@ -149,6 +149,14 @@ func TestParse(t *testing.T) {
 			},
 		},
 		{
+			name: "full refund of a subscription's payment",
+			body: providertest.StripeChargeRefundedEvent("evt_subrefund", "ch_2", "pi_sub", 4900, 4900, now),
+			want: &providers.Event{
+				ID: "evt_subrefund", Type: "charge.refunded", Kind: providers.KindRefunded, OrderID: "in_2",
+				CustomerID: "cus_1Test", FullRefund: true,
+			},
+		},
+		{
 			name: "subscription deleted",
 			body: providertest.StripeSubscriptionEvent("evt_del", "customer.subscription.deleted", "sub_1", "canceled", "", items[:1], now),
 			want: &providers.Event{
@@ -185,6 +193,7 @@ func TestParse(t *testing.T) {
 			}
 			fake.AddSubscription("sub_trial", providertest.StripeSubscription{Status: "trialing", TrialEnd: trialEnd})
 			fake.AddSubscription("sub_active", providertest.StripeSubscription{Status: "active"})
+			fake.AddInvoicePayment("pi_sub", "in_2")
 			got, err := stripe.New(fake.URL(), shortTimeout).Parse(t.Context(), tt.body, testKey)
 			if err != nil {
 				t.Fatalf("Parse() error = %v", err)
@@ -226,6 +235,20 @@ func TestParseAPIFailure(t *testing.T) {
 			fake.AddCheckout("cs_1", providers.Item{ProductID: "prod_A", Quantity: 1})
 			fake.SetOutcome(outcome)
 			body := providertest.StripeCheckoutEvent(providertest.StripeCheckout{EventID: "evt_1", SessionID: "cs_1", PaymentIntent: "pi_1"}, now)
+			_, err := stripe.New(fake.URL(), shortTimeout).Parse(t.Context(), body, testKey)
+			if !errors.Is(err, providers.ErrUnavailable) {
+				t.Fatalf("Parse() error = %v, want ErrUnavailable", err)
+			}
+		})
+	}
+	for _, outcome := range []providertest.Outcome{
+		providertest.TokenRefused, providertest.PermissionDenied, providertest.NotFound, providertest.ServerError, providertest.Hang,
+	} {
+		t.Run("refund "+outcome.String(), func(t *testing.T) {
+			fake := providertest.NewStripe(t, testKey)
+			fake.AddInvoicePayment("pi_sub", "in_1")
+			fake.SetOutcome(outcome)
+			body := providertest.StripeChargeRefundedEvent("evt_1", "ch_1", "pi_sub", 4900, 4900, now)
 			_, err := stripe.New(fake.URL(), shortTimeout).Parse(t.Context(), body, testKey)
 			if !errors.Is(err, providers.ErrUnavailable) {
 				t.Fatalf("Parse() error = %v, want ErrUnavailable", err)
