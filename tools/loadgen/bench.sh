@@ -21,6 +21,7 @@
 #   tools/loadgen/bench.sh
 #   ENGINES=sqlite DURATION=10s tools/loadgen/bench.sh
 #   DATASET=1 tools/loadgen/bench.sh
+#   ENGINES=postgres DATASET=1 MATRIX=0 DATASET_SCENARIOS="counts counts-product" tools/loadgen/bench.sh
 #   MIXED=1 MATRIX=0 DURATION=10s tools/loadgen/bench.sh
 set -euo pipefail
 
@@ -36,6 +37,7 @@ MIXED=${MIXED:-}
 MATRIX=${MATRIX:-1}
 DATASET_N=${DATASET_N:-1000000}
 DATASET_PRODUCT=${DATASET_PRODUCT:-dataset}
+DATASET_SCENARIOS=${DATASET_SCENARIOS:-"find find-q find-ref read issue revoke counts counts-product"}
 DATALOAD_ARGS=${DATALOAD_ARGS:-} # more tools/dataload flags, such as -activations
 # 20 keys allow 100 requests a second on each route. find, find-q and
 # find-ref share one route with the id sampling of read and revoke, so the
@@ -190,7 +192,7 @@ dataset() {
 	time /tmp/dataload -database-url "$db_url" -org bench -product "$DATASET_PRODUCT" -licences "$DATASET_N" $DATALOAD_ARGS
 	[[ -n $server_pid ]] || launch
 	local s
-	for s in find find-q find-ref read issue revoke counts counts-product; do
+	for s in $DATASET_SCENARIOS; do
 		lg "$e-ds-$s" -scenario "$s" -dataset "$DATASET_N" -dataset-product "$DATASET_PRODUCT" -sample "$SAMPLE" \
 			-rate "$ADMIN_RATE" -concurrency 8 -duration "$DURATION"
 	done
