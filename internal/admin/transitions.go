@@ -135,8 +135,11 @@ func (in *Anonymise) Validate() licentia.Issues {
 // reduced to ids, times, statuses and counts; a stored-active licence (trial
 // and lapsed included) becomes revoked. licence.anonymised is the only
 // event, its snapshot taken after the erasure. Anonymising again changes
-// nothing.
-func (s *Service) AnonymiseLicence(ctx context.Context, actor licentia.Actor, orgID, id string) (*Change, error) {
+// nothing. The caller confirms the erasure: in.Confirm must be true.
+func (s *Service) AnonymiseLicence(ctx context.Context, actor licentia.Actor, orgID, id string, in Anonymise) (*Change, error) {
+	if err := in.Validate().Err(); err != nil {
+		return nil, err
+	}
 	now := s.now()
 	var out Change
 	err := s.store.InTx(ctx, func(tx store.Tx) error {

@@ -87,6 +87,10 @@ func TestOperationsValidate(t *testing.T) {
 			_, err := f.svc.ExpireLicence(ctx, actor, "org", "id", strings.Repeat("r", 501))
 			return err
 		}, []string{"/reason must be 1 to 500 characters"}},
+		{"anonymise: confirm", func(ctx context.Context) error {
+			_, err := f.svc.AnonymiseLicence(ctx, actor, "org", "id", admin.Anonymise{Confirm: new(false)})
+			return err
+		}, []string{"/confirm must be true"}},
 		{"create product: required", product(func(in *admin.NewProduct) { *in = admin.NewProduct{} }),
 			[]string{"/id is required", "/name is required", "/key_prefix is required", "/current_major is required"}},
 		{"create product: current_major range", product(func(in *admin.NewProduct) { in.CurrentMajor = new(int64(0)) }),

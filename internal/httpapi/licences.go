@@ -171,11 +171,8 @@ func (s *Server) anonymiseLicence(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, is, &in); err != nil {
 		return err
 	}
-	if err := in.Validate().Err(); err != nil {
-		return err
-	}
 	c := callerOf(r)
-	ch, err := s.admin.AnonymiseLicence(r.Context(), c.Actor, c.OrgID, id)
+	ch, err := s.admin.AnonymiseLicence(r.Context(), c.Actor, c.OrgID, id, in)
 	if err != nil {
 		return err
 	}

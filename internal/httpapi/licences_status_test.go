@@ -216,7 +216,7 @@ func TestStatusChangeAnonymised(t *testing.T) {
 	for _, steps := range [][]string{nil, {"revoke"}, {"expire"}} {
 		id := e.seed(t, admin.NewLicence{}).ID
 		e.setUp(t, id, steps...)
-		if _, err := e.admin.AnonymiseLicence(t.Context(), licentia.OperatorActor, e.org.ID, id); err != nil {
+		if _, err := e.admin.AnonymiseLicence(t.Context(), licentia.OperatorActor, e.org.ID, id, admin.Anonymise{Confirm: new(true)}); err != nil {
 			t.Fatal(err)
 		}
 		before := e.read(t, id)
@@ -252,7 +252,7 @@ func TestReinstatePlanLimit(t *testing.T) {
 		}
 	}
 	anonymised := e.seedIn(t, tiny.ID, "tiny-app", admin.NewLicence{}).ID
-	if _, err := e.admin.AnonymiseLicence(t.Context(), licentia.OperatorActor, tiny.ID, anonymised); err != nil {
+	if _, err := e.admin.AnonymiseLicence(t.Context(), licentia.OperatorActor, tiny.ID, anonymised, admin.Anonymise{Confirm: new(true)}); err != nil {
 		t.Fatal(err)
 	}
 	for range 25 {

@@ -111,8 +111,8 @@ func mustInt(t reflect.Type, sf reflect.StructField, v string) int64 {
 	return n
 }
 
-// IntegerRange is the issue of an integer outside [lo, hi].
-func IntegerRange(lo, hi int64) string {
+// integerRange is the issue of an integer outside [lo, hi].
+func integerRange(lo, hi int64) string {
 	return fmt.Sprintf("must be an integer from %d to %d", lo, hi)
 }
 
@@ -141,7 +141,7 @@ func CheckFields(v any) Issues {
 			}
 		case f.HasRange && fv.Elem().Kind() == reflect.Int64:
 			if n := fv.Elem().Int(); n < f.Min || n > f.Max {
-				is.Add(f.Path, "%s", IntegerRange(f.Min, f.Max))
+				is.Add(f.Path, "%s", integerRange(f.Min, f.Max))
 			}
 		}
 	}
