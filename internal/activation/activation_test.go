@@ -381,11 +381,11 @@ func TestStatusReusesOnlyUnchangedVerdicts(t *testing.T) {
 		}
 		return v
 	}
-	if _, err := f.admin.RevokeLicence(ctx, licentia.OperatorActor, f.org.ID, id, "refund"); err != nil {
+	if _, err := f.admin.RevokeLicence(ctx, licentia.OperatorActor, f.org.ID, id, admin.Reason("refund")); err != nil {
 		t.Fatal(err)
 	}
 	want("after a revocation", f.status(t, key, "ada-laptop"), "revoked", true)
-	if _, err := f.admin.ReinstateLicence(ctx, licentia.OperatorActor, f.org.ID, id, "refund"); err != nil {
+	if _, err := f.admin.ReinstateLicence(ctx, licentia.OperatorActor, f.org.ID, id, admin.Reason("refund")); err != nil {
 		t.Fatal(err)
 	}
 	reinstated := want("after a reinstatement", f.status(t, key, "ada-laptop"), "active", true)

@@ -138,10 +138,10 @@ func TestMixedWritesInOneOrganization(t *testing.T) {
 					_, err := f.svc.Activate(ctx, activate(l.key, machine(machineID)))
 					return "activate", err
 				case n < 7:
-					_, err := f.admin.RevokeLicence(ctx, actor, f.org.ID, l.id, "refund")
+					_, err := f.admin.RevokeLicence(ctx, actor, f.org.ID, l.id, admin.Reason("refund"))
 					return "revoke", err
 				case n < 8:
-					_, err := f.admin.ReinstateLicence(ctx, actor, f.org.ID, l.id, "paid")
+					_, err := f.admin.ReinstateLicence(ctx, actor, f.org.ID, l.id, admin.Reason("paid"))
 					return "reinstate", err
 				default:
 					_, err := f.svc.Deactivate(ctx, seat(l.key, machineID))

@@ -108,7 +108,7 @@ func TestPlanLimitReinstate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := svc.RevokeLicence(t.Context(), licentia.OperatorActor, o.ID, v.Licence.ID, "refund"); err != nil {
+		if _, err := svc.RevokeLicence(t.Context(), licentia.OperatorActor, o.ID, v.Licence.ID, admin.Reason("refund")); err != nil {
 			t.Fatal(err)
 		}
 		for range limit {
@@ -116,7 +116,7 @@ func TestPlanLimitReinstate(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		_, err = svc.ReinstateLicence(t.Context(), licentia.OperatorActor, o.ID, v.Licence.ID, "paid")
+		_, err = svc.ReinstateLicence(t.Context(), licentia.OperatorActor, o.ID, v.Licence.ID, admin.Reason("paid"))
 		wantPlanLimit(t, "ReinstateLicence() on a full plan", err, "active_licences", limit)
 		l, err := st.Licence(t.Context(), o.ID, v.Licence.ID)
 		if err != nil || l.Status != licentia.StatusRevoked {

@@ -338,7 +338,7 @@ func TestEndFromProviderRefund(t *testing.T) {
 		if n := f.deliveries(t); n != 3 {
 			t.Errorf("%d deliveries queued, want 3", n)
 		}
-		_, err = f.svc.RevokeLicence(t.Context(), licentia.OperatorActor, f.org.ID, keptID, "provider:stripe:refund")
+		_, err = f.svc.RevokeLicence(t.Context(), licentia.OperatorActor, f.org.ID, keptID, admin.Reason("provider:stripe:refund"))
 		wantCode(t, "RevokeLicence(provider reason)", err, licentia.CodeValidationFailed)
 	})
 }

@@ -149,7 +149,7 @@ func TestReinstateRaceForLastPlace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := svc.RevokeLicence(t.Context(), licentia.OperatorActor, o.ID, v.Licence.ID, "refund"); err != nil {
+			if _, err := svc.RevokeLicence(t.Context(), licentia.OperatorActor, o.ID, v.Licence.ID, admin.Reason("refund")); err != nil {
 				t.Fatal(err)
 			}
 			revoked = append(revoked, v.Licence.ID)
@@ -160,7 +160,7 @@ func TestReinstateRaceForLastPlace(t *testing.T) {
 			}
 		}
 		racePlace(t, "reinstates", func(i int) error {
-			_, err := svc.ReinstateLicence(t.Context(), licentia.OperatorActor, o.ID, revoked[i], "paid")
+			_, err := svc.ReinstateLicence(t.Context(), licentia.OperatorActor, o.ID, revoked[i], admin.Reason("paid"))
 			return err
 		})
 	})
@@ -179,7 +179,7 @@ func TestRevokeRace(t *testing.T) {
 		changed := make(chan bool, 4)
 		for range 4 {
 			wg.Go(func() {
-				c, err := svc.RevokeLicence(t.Context(), licentia.OperatorActor, o.ID, v.Licence.ID, "refund")
+				c, err := svc.RevokeLicence(t.Context(), licentia.OperatorActor, o.ID, v.Licence.ID, admin.Reason("refund"))
 				if err != nil {
 					t.Errorf("RevokeLicence() error = %v", err)
 					return

@@ -38,6 +38,9 @@ type ChangeStatus struct {
 	Reason *string `json:"reason" input:"required"`
 }
 
+// Reason is a status change for reason, for callers with nothing to decode.
+func Reason(reason string) ChangeStatus { return ChangeStatus{Reason: &reason} }
+
 // Validate reports every problem of a status change.
 func (in *ChangeStatus) Validate() licentia.Issues {
 	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
@@ -47,28 +50,29 @@ func (in *ChangeStatus) Validate() licentia.Issues {
 
 // RevokeLicence revokes a licence (from active or expired). It takes effect
 // at once on the status route, which reads the stored status.
-func (s *Service) RevokeLicence(ctx context.Context, actor licentia.Actor, orgID, id, reason string) (*Change, error) {
-	return s.changeStatus(ctx, actor, orgID, id, reason, revoke)
+func (s *Service) RevokeLicence(ctx context.Context, actor licentia.Actor, orgID, id string, in ChangeStatus) (*Change, error) {
+	return s.changeStatus(ctx, actor, orgID, id, in, revoke)
 }
 
 // ExpireLicence expires a licence on purpose (from active or revoked).
-func (s *Service) ExpireLicence(ctx context.Context, actor licentia.Actor, orgID, id, reason string) (*Change, error) {
-	return s.changeStatus(ctx, actor, orgID, id, reason, expire)
+func (s *Service) ExpireLicence(ctx context.Context, actor licentia.Actor, orgID, id string, in ChangeStatus) (*Change, error) {
+	return s.changeStatus(ctx, actor, orgID, id, in, expire)
 }
 
 // ReinstateLicence makes a revoked or expired licence active again. The plan
 // counts it like an issue when the result is derived active or trial.
-func (s *Service) ReinstateLicence(ctx context.Context, actor licentia.Actor, orgID, id, reason string) (*Change, error) {
-	return s.changeStatus(ctx, actor, orgID, id, reason, reinstate)
+func (s *Service) ReinstateLicence(ctx context.Context, actor licentia.Actor, orgID, id string, in ChangeStatus) (*Change, error) {
+	return s.changeStatus(ctx, actor, orgID, id, in, reinstate)
 }
 
 // changeStatus applies a transition. changed compares stored statuses: a
 // licence already in the target status changes nothing and writes no event.
 // An anonymised licence answers 409 licence_anonymised.
-func (s *Service) changeStatus(ctx context.Context, actor licentia.Actor, orgID, id, reason string, t transition) (*Change, error) {
-	if err := (&ChangeStatus{Reason: &reason}).Validate().Err(); err != nil {
+func (s *Service) changeStatus(ctx context.Context, actor licentia.Actor, orgID, id string, in ChangeStatus, t transition) (*Change, error) {
+	if err := in.Validate().Err(); err != nil {
 		return nil, err
 	}
+	reason := *in.Reason
 	now := s.now()
 	var out Change
 	err := s.store.InTx(ctx, func(tx store.Tx) error {

@@ -79,12 +79,12 @@ func TestOperationsValidate(t *testing.T) {
 			return err
 		}, []string{"query.product_id " + idRule}},
 		{"revoke: reason", func(ctx context.Context) error {
-			_, err := f.svc.RevokeLicence(ctx, actor, "org", "id", "")
+			_, err := f.svc.RevokeLicence(ctx, actor, "org", "id", admin.Reason(""))
 			return err
 		},
 			[]string{"/reason must be 1 to 500 characters"}},
 		{"expire: reason", func(ctx context.Context) error {
-			_, err := f.svc.ExpireLicence(ctx, actor, "org", "id", strings.Repeat("r", 501))
+			_, err := f.svc.ExpireLicence(ctx, actor, "org", "id", admin.Reason(strings.Repeat("r", 501)))
 			return err
 		}, []string{"/reason must be 1 to 500 characters"}},
 		{"anonymise: confirm", func(ctx context.Context) error {

@@ -275,10 +275,10 @@ func TestDeliveriesQueuedWithChange(t *testing.T) {
 		t.Errorf("the other organization's endpoint has %d deliveries, want only its own licence's", n)
 	}
 
-	if _, err := f.svc.RevokeLicence(ctx, actor, o.ID, v.Licence.ID, "refund"); err != nil {
+	if _, err := f.svc.RevokeLicence(ctx, actor, o.ID, v.Licence.ID, admin.Reason("refund")); err != nil {
 		t.Fatalf("RevokeLicence() error = %v", err)
 	}
-	if _, err := f.svc.RevokeLicence(ctx, actor, o.ID, v.Licence.ID, "again"); err != nil {
+	if _, err := f.svc.RevokeLicence(ctx, actor, o.ID, v.Licence.ID, admin.Reason("again")); err != nil {
 		t.Fatalf("RevokeLicence(again) error = %v", err)
 	}
 	if n := len(count(subscribed)); n != 2 {

@@ -140,7 +140,7 @@ type changeAnswer struct {
 }
 
 // statusOp is one of admin's status changes.
-type statusOp func(ctx context.Context, actor licentia.Actor, orgID, id, reason string) (*admin.Change, error)
+type statusOp func(ctx context.Context, actor licentia.Actor, orgID, id string, in admin.ChangeStatus) (*admin.Change, error)
 
 // statusChange serves revoke, expire and reinstate: body { reason }.
 func (s *Server) statusChange(op statusOp) handlerFunc {
@@ -151,11 +151,8 @@ func (s *Server) statusChange(op statusOp) handlerFunc {
 		if err := decode(r, is, &in); err != nil {
 			return err
 		}
-		if err := in.Validate().Err(); err != nil {
-			return err
-		}
 		c := callerOf(r)
-		ch, err := op(r.Context(), c.Actor, c.OrgID, id, *in.Reason)
+		ch, err := op(r.Context(), c.Actor, c.OrgID, id, in)
 		if err != nil {
 			return err
 		}

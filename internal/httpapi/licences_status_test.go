@@ -18,11 +18,11 @@ import (
 // the operator; each step is "revoke", "expire" or "reinstate".
 func (e *licenceEnv) setUp(t *testing.T, id string, steps ...string) {
 	t.Helper()
-	ops := map[string]func(context.Context, licentia.Actor, string, string, string) (*admin.Change, error){
+	ops := map[string]func(context.Context, licentia.Actor, string, string, admin.ChangeStatus) (*admin.Change, error){
 		"revoke": e.admin.RevokeLicence, "expire": e.admin.ExpireLicence, "reinstate": e.admin.ReinstateLicence,
 	}
 	for _, s := range steps {
-		if _, err := ops[s](t.Context(), licentia.OperatorActor, e.org.ID, id, "set up"); err != nil {
+		if _, err := ops[s](t.Context(), licentia.OperatorActor, e.org.ID, id, admin.Reason("set up")); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
@@ -247,7 +247,7 @@ func TestReinstatePlanLimit(t *testing.T) {
 	revoked := e.seedIn(t, tiny.ID, "tiny-app", admin.NewLicence{}).ID
 	lapsing := e.seedIn(t, tiny.ID, "tiny-app", admin.NewLicence{ExpiresAt: &soon}).ID
 	for _, id := range []string{revoked, lapsing} {
-		if _, err := e.admin.RevokeLicence(t.Context(), licentia.OperatorActor, tiny.ID, id, "set up"); err != nil {
+		if _, err := e.admin.RevokeLicence(t.Context(), licentia.OperatorActor, tiny.ID, id, admin.Reason("set up")); err != nil {
 			t.Fatal(err)
 		}
 	}
