@@ -95,10 +95,14 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 	}
 	res := &ProviderWebhookResult{Provider: name, Type: ev.Type, Kind: ev.Kind}
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		res.Repeated, res.Issued = false, 0
 		isNew, err := tx.RecordProviderEvent(ctx, i.ID, ev.ID, s.now())
-		if err != nil || !isNew {
-			res.Repeated = !isNew
+		if err != nil {
 			return err
+		}
+		if !isNew {
+			res.Repeated = true
+			return nil
 		}
 		res.Issued, err = s.applyProviderEvent(ctx, tx, i, name, ev)
 		return err

@@ -1,11 +1,14 @@
 package admin_test
 
 import (
+	"context"
 	"crypto/rand"
+	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -163,6 +166,51 @@ func TestHandleProviderWebhookRace(t *testing.T) {
 		}
 		if got := len(f.licences(t)); got != 1 {
 			t.Errorf("licences = %d, want 1", got)
+		}
+	})
+}
+
+// rerunFirst is a store whose first transaction once armed fails at
+// recording the provider event and is run again, as PostgreSQL's InTx runs
+// a deadlock victim again.
+type rerunFirst struct {
+	store.Store
+	armed atomic.Bool
+}
+
+var errVictim = errors.New("deadlock victim")
+
+func (s *rerunFirst) InTx(ctx context.Context, fn func(store.Tx) error) error {
+	if s.armed.CompareAndSwap(true, false) {
+		err := s.Store.InTx(ctx, func(tx store.Tx) error { return fn(failingEventTx{tx}) })
+		if !errors.Is(err, errVictim) {
+			return err
+		}
+	}
+	return s.Store.InTx(ctx, fn)
+}
+
+type failingEventTx struct{ store.Tx }
+
+func (failingEventTx) RecordProviderEvent(context.Context, string, string, time.Time) (bool, error) {
+	return false, errVictim
+}
+
+// TestHandleProviderWebhookRunAgain checks that a webhook's transaction run
+// again after a failed first run answers what the second run did: a new
+// event is not reported as repeated.
+func TestHandleProviderWebhookRunAgain(t *testing.T) {
+	engines(t, func(t *testing.T, st store.Store) {
+		rerun := &rerunFirst{Store: st}
+		f := newWebhookFixture(t, rerun)
+		f.shop.AddCheckout("cs_admin_1", providers.Item{ProductID: "prod_app", Quantity: 1})
+		rerun.armed.Store(true)
+		res, err := f.svc.HandleProviderWebhook(t.Context(), f.paid("evt_admin_again"))
+		if err != nil {
+			t.Fatalf("HandleProviderWebhook() error = %v", err)
+		}
+		if res.Repeated || res.Issued != 1 {
+			t.Errorf("result = %+v, want one issued, not repeated", res)
 		}
 	})
 }

@@ -298,3 +298,30 @@ func TestGroupClose(t *testing.T) {
 		t.Errorf("rows after reopening = %v, want a", rows)
 	}
 }
+
+// TestGroupMemberPastDeadline: a member whose context ends while its write
+// runs (a request's deadline) fails alone at its next statement; the write
+// is not interrupted, which would roll back the whole group.
+func TestGroupMemberPastDeadline(t *testing.T) {
+	db, _ := openScratch(t)
+	got := runGroup(t, db, insert("a"), func(st store.Tx) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		defer cancel()
+		q := st.(*tx).tx
+		if _, err := q.ExecContext(ctx, `INSERT INTO scratch (name) WITH RECURSIVE n(i) AS
+			(SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000) SELECT 'slow' || i FROM n`); err != nil {
+			return err
+		}
+		if ctx.Err() == nil {
+			t.Fatal("the write ended before the deadline; the case tests nothing")
+		}
+		_, err := q.ExecContext(ctx, "INSERT INTO scratch (name) VALUES ('b')")
+		return err
+	})
+	if got[0] != nil || !errors.Is(got[1].(error), context.DeadlineExceeded) {
+		t.Fatalf("InTx() outcomes = %v, want nil and the deadline", got)
+	}
+	if n := names(t, db); !slices.Equal(n, []string{"a"}) {
+		t.Errorf("names = %v, want [a]", n)
+	}
+}

@@ -37,6 +37,18 @@ func (t *tx) CreateProviderItem(ctx context.Context, it *store.ProviderItem) err
 const providerItemColumns = `i.licence_id, i.org_id, i.integration_id, i.order_key, i.provider_product_id,
 	i.on_refund, i.on_subscription_end`
 
+// The items of an order or a subscription are read from its few licences,
+// found through their own indexes. CROSS JOIN keeps SQLite's planner,
+// which has no statistics, from starting at provider_items_by_order
+// instead and reading every item of the integration.
+const (
+	providerItemsFrom         = ` FROM licences l CROSS JOIN provider_items i ON i.licence_id = l.id WHERE `
+	providerItemsByOrderQuery = `SELECT ` + providerItemColumns + providerItemsFrom + `(l.provider_order_id = ?1 OR l.provider_checkout_id = ?1)
+		AND i.org_id = ?2 AND i.integration_id = ?3 ORDER BY l.id`
+	providerItemsBySubscriptionQuery = `SELECT ` + providerItemColumns + providerItemsFrom + `l.provider_subscription_id = ?1
+		AND i.org_id = ?2 AND i.integration_id = ?3 ORDER BY l.id`
+)
+
 func (t *tx) queryProviderItems(ctx context.Context, query string, args ...any) ([]store.ProviderItem, error) {
 	rows, err := t.tx.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -56,10 +68,7 @@ func (t *tx) queryProviderItems(ctx context.Context, query string, args ...any) 
 }
 
 func (t *tx) ProviderItemsByOrder(ctx context.Context, orgID, integrationID, orderID string) ([]store.ProviderItem, error) {
-	its, err := t.queryProviderItems(ctx, `SELECT `+providerItemColumns+` FROM licences l
-		JOIN provider_items i ON i.licence_id = l.id
-		WHERE (l.provider_order_id = ?1 OR l.provider_checkout_id = ?1)
-		AND i.org_id = ?2 AND i.integration_id = ?3 ORDER BY l.id`, orderID, orgID, integrationID)
+	its, err := t.queryProviderItems(ctx, providerItemsByOrderQuery, orderID, orgID, integrationID)
 	if err != nil {
 		return nil, fmt.Errorf("read provider items of order: %w", err)
 	}
@@ -67,10 +76,7 @@ func (t *tx) ProviderItemsByOrder(ctx context.Context, orgID, integrationID, ord
 }
 
 func (t *tx) ProviderItemsBySubscription(ctx context.Context, orgID, integrationID, subscriptionID string) ([]store.ProviderItem, error) {
-	its, err := t.queryProviderItems(ctx, `SELECT `+providerItemColumns+` FROM licences l
-		JOIN provider_items i ON i.licence_id = l.id
-		WHERE l.provider_subscription_id = ? AND i.org_id = ? AND i.integration_id = ? ORDER BY l.id`,
-		subscriptionID, orgID, integrationID)
+	its, err := t.queryProviderItems(ctx, providerItemsBySubscriptionQuery, subscriptionID, orgID, integrationID)
 	if err != nil {
 		return nil, fmt.Errorf("read provider items of subscription: %w", err)
 	}

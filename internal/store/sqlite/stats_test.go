@@ -49,3 +49,44 @@ func TestCountsSinceReadIndexesOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestProviderItemsReadTheirLicences shows that the items of an order or a
+// subscription are found from its licences, through the indexes of
+// migrations 0007 and 0008, and never by reading every item of the
+// integration.
+func TestProviderItemsReadTheirLicences(t *testing.T) {
+	db, _ := openWith(t)
+	for _, tt := range []struct {
+		query string
+		index []string
+	}{
+		{providerItemsByOrderQuery, []string{"licences_by_provider_order", "licences_by_provider_checkout"}},
+		{providerItemsBySubscriptionQuery, []string{"licences_by_provider_subscription"}},
+	} {
+		rows, err := db.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tt.query, "ref", "org", "integration")
+		if err != nil {
+			t.Fatalf("EXPLAIN QUERY PLAN error = %v", err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+		all := strings.Join(plan, "\n")
+		for _, ix := range tt.index {
+			if !strings.Contains(all, "SEARCH l USING INDEX "+ix+" ") {
+				t.Errorf("plan %q, want licences searched through %s", plan, ix)
+			}
+		}
+		if strings.Contains(all, "provider_items_by_order") {
+			t.Errorf("plan %q reads the integration's items through provider_items_by_order", plan)
+		}
+	}
+}

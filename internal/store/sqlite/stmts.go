@@ -127,13 +127,27 @@ func (p pool) QueryRowContext(ctx context.Context, query string, args ...any) *s
 }
 
 // txQueryer runs queries in a transaction with the writer's cached
-// statements, which are prepared on its one connection.
+// statements, which are prepared on its one connection. A statement whose
+// context has ended is refused before it starts, and one that starts runs
+// to its end: SQLite rolls back the whole transaction when a write is
+// interrupted, taking the other members of its group with it.
 type txQueryer struct {
 	tx    *sql.Tx
 	stmts *stmts
 }
 
+// uninterrupted is ctx unless it has ended, without its end otherwise:
+// database/sql refuses an ended context before the statement reaches
+// SQLite.
+func uninterrupted(ctx context.Context) context.Context {
+	if ctx.Err() != nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}
+
 func (t txQueryer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = uninterrupted(ctx)
 	s := t.stmts.cached(query)
 	if s == nil {
 		return t.tx.ExecContext(ctx, query, args...)
@@ -142,6 +156,7 @@ func (t txQueryer) ExecContext(ctx context.Context, query string, args ...any) (
 }
 
 func (t txQueryer) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = uninterrupted(ctx)
 	s := t.stmts.cached(query)
 	if s == nil {
 		return t.tx.QueryContext(ctx, query, args...)
@@ -150,6 +165,7 @@ func (t txQueryer) QueryContext(ctx context.Context, query string, args ...any) 
 }
 
 func (t txQueryer) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = uninterrupted(ctx)
 	s := t.stmts.cached(query)
 	if s == nil {
 		return t.tx.QueryRowContext(ctx, query, args...)
