@@ -93,8 +93,9 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 	case err != nil:
 		return nil, fmt.Errorf("provider webhook: %w", err)
 	}
-	res := &ProviderWebhookResult{Provider: name, Type: ev.Type, Kind: ev.Kind}
+	var res *ProviderWebhookResult
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
+		res = &ProviderWebhookResult{Provider: name, Type: ev.Type, Kind: ev.Kind}
 		isNew, err := tx.RecordProviderEvent(ctx, i.ID, ev.ID, s.now())
 		if err != nil || !isNew {
 			res.Repeated = !isNew

@@ -1,7 +1,9 @@
 package admin_test
 
 import (
+	"context"
 	"crypto/rand"
+	"errors"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -33,6 +35,7 @@ type webhookFixture struct {
 	svc   *admin.Service
 	org   *licentia.Organization
 	shop  *providertest.Stripe
+	keys  *signing.Keyring
 	integ string
 }
 
@@ -45,11 +48,9 @@ func newWebhookFixture(t *testing.T, st store.Store) *webhookFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &webhookFixture{st: st, clk: clock.NewFake(start), shop: providertest.NewStripe(t, webhookKey)}
+	f := &webhookFixture{st: st, clk: clock.NewFake(start), shop: providertest.NewStripe(t, webhookKey), keys: signing.NewKeyring(m)}
 	f.shop.AddProduct("prod_app")
-	f.svc = admin.New(admin.Options{Store: st, Clock: f.clk, Plans: licentia.DefaultPlans(), Keys: signing.NewKeyring(m),
-		BaseURL: hookBaseURL, Logger: slog.New(slog.DiscardHandler),
-		Providers: map[providers.Name]providers.Provider{providers.Stripe: stripe.New(f.shop.URL(), 2*time.Second)}})
+	f.svc = f.service(st)
 	f.org, err = f.svc.CreateOrganization(ctx, licentia.OperatorActor, admin.NewOrganization{
 		Name: "Shop", Slug: "shop", Plan: licentia.PlanBusiness, OwnerEmail: "owner@shop.example"})
 	if err != nil {
@@ -69,6 +70,13 @@ func newWebhookFixture(t *testing.T, st store.Store) *webhookFixture {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// service is the fixture's Service over st.
+func (f *webhookFixture) service(st store.Store) *admin.Service {
+	return admin.New(admin.Options{Store: st, Clock: f.clk, Plans: licentia.DefaultPlans(), Keys: f.keys,
+		BaseURL: hookBaseURL, Logger: slog.New(slog.DiscardHandler),
+		Providers: map[providers.Name]providers.Provider{providers.Stripe: stripe.New(f.shop.URL(), 2*time.Second)}})
 }
 
 // paid is a signed checkout.session.completed of one prod_app × quantity.
@@ -160,6 +168,60 @@ func TestHandleProviderWebhookRace(t *testing.T) {
 		slices.Sort(issued)
 		if !slices.Equal(issued, []int{0, 0, 0, 1}) {
 			t.Errorf("issued by each = %v, want one licence in all", issued)
+		}
+		if got := len(f.licences(t)); got != 1 {
+			t.Errorf("licences = %d, want 1", got)
+		}
+	})
+}
+
+var errRunAgain = errors.New("serialization failure")
+
+// rerunTx is a store whose first transaction runs fn and rolls back, then,
+// after between, runs fn again, as PostgreSQL's InTx does after a
+// serialization failure.
+type rerunTx struct {
+	store.Store
+	between func()
+	ran     bool
+}
+
+func (s *rerunTx) InTx(ctx context.Context, fn func(store.Tx) error) error {
+	if !s.ran {
+		s.ran = true
+		err := s.Store.InTx(ctx, func(tx store.Tx) error {
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return errRunAgain
+		})
+		if !errors.Is(err, errRunAgain) {
+			return err
+		}
+		s.between()
+	}
+	return s.Store.InTx(ctx, fn)
+}
+
+// TestHandleProviderWebhookRunAgain, on both engines: a delivery whose
+// transaction is run again, after another delivery of the same event
+// committed, reports what its last run did: repeated, nothing issued.
+func TestHandleProviderWebhookRunAgain(t *testing.T) {
+	engines(t, func(t *testing.T, st store.Store) {
+		f := newWebhookFixture(t, st)
+		f.shop.AddCheckout("cs_admin_1", providers.Item{ProductID: "prod_app", Quantity: 1})
+		w := f.paid("evt_admin_again")
+		rerun := &rerunTx{Store: st, between: func() {
+			if _, err := f.svc.HandleProviderWebhook(t.Context(), w); err != nil {
+				t.Errorf("HandleProviderWebhook(other delivery) error = %v", err)
+			}
+		}}
+		res, err := f.service(rerun).HandleProviderWebhook(t.Context(), w)
+		if err != nil {
+			t.Fatalf("HandleProviderWebhook() error = %v", err)
+		}
+		if !res.Repeated || res.Issued != 0 {
+			t.Errorf("result = %+v, want repeated, nothing issued", res)
 		}
 		if got := len(f.licences(t)); got != 1 {
 			t.Errorf("licences = %d, want 1", got)
