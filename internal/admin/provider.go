@@ -25,7 +25,6 @@ const (
 
 // Limits of what a provider order carries.
 const (
-	MaxRenewalURL    = 2048
 	MaxKeyValidDays  = 36500
 	MaxProviderRef   = 255
 	maxProviderItems = 100
@@ -116,8 +115,8 @@ func (o *ProviderOrder) Validate() licentia.Issues {
 		if it.KeyValidDays != nil && (*it.KeyValidDays < 1 || *it.KeyValidDays > MaxKeyValidDays) {
 			is.Add(p+"/key_valid_days", "must be 1 to %d", MaxKeyValidDays)
 		}
-		if it.RenewalURL != nil && (*it.RenewalURL == "" || utf8.RuneCountInString(*it.RenewalURL) > MaxRenewalURL) {
-			is.Add(p+"/renewal_url", "must be 1 to %d characters", MaxRenewalURL)
+		if u := it.RenewalURL; u != nil && (utf8.RuneCountInString(*u) > licentia.MaxRenewalURL || licentia.HasControl(*u)) {
+			is.Add(p+"/renewal_url", "must be at most %d characters without control characters", licentia.MaxRenewalURL)
 		}
 		if it.OnRefund != RefundRevoke && it.OnRefund != RefundNone {
 			is.Add(p+"/on_refund", "must be revoke or none")

@@ -19,6 +19,7 @@ import (
 	"github.com/licentia/licentia/internal/providers/stripe"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/store/storetest"
 )
 
 const (
@@ -227,4 +228,24 @@ func TestHandleProviderWebhookRunAgain(t *testing.T) {
 			t.Errorf("licences = %d, want 1", got)
 		}
 	})
+}
+
+// TestHandleProviderWebhookEmptyRenewalURL: a mapping may save an empty
+// renewal_url (a string up to 2048 characters), and its orders issue their
+// licences with it.
+func TestHandleProviderWebhookEmptyRenewalURL(t *testing.T) {
+	f := newWebhookFixture(t, storetest.OpenSQLite(t))
+	if _, err := f.svc.PutMapping(t.Context(), licentia.OperatorActor, f.org.ID, f.integ, "prod_app",
+		admin.PutMapping{ProductID: str("app"), RenewalURL: str("")}); err != nil {
+		t.Fatal(err)
+	}
+	f.shop.AddCheckout("cs_admin_1", providers.Item{ProductID: "prod_app", Quantity: 1})
+	res, err := f.svc.HandleProviderWebhook(t.Context(), f.paid("evt_admin_empty_url"))
+	if err != nil {
+		t.Fatalf("HandleProviderWebhook() error = %v", err)
+	}
+	ls := f.licences(t)
+	if res.Issued != 1 || len(ls) != 1 || ls[0].RenewalURL == nil || *ls[0].RenewalURL != "" {
+		t.Errorf("result %+v, licences %+v; want one licence with an empty renewal_url", res, ls)
+	}
 }
