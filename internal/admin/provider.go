@@ -14,18 +14,8 @@ import (
 	"github.com/licentia/licentia/internal/store"
 )
 
-// What a mapping does to its licences when their order is refunded in full
-// or their subscription ends.
-const (
-	RefundRevoke          = "revoke"
-	RefundNone            = "none"
-	SubscriptionEndExpire = "expire"
-	SubscriptionEndRevoke = "revoke"
-)
-
 // Limits of what a provider order carries.
 const (
-	MaxRenewalURL    = 2048
 	MaxKeyValidDays  = 36500
 	MaxProviderRef   = 255
 	maxProviderItems = 100
@@ -43,8 +33,8 @@ type ProviderItem struct {
 	Quantity          int64
 	KeyValidDays      *int64
 	RenewalURL        *string
-	OnRefund          string
-	OnSubscriptionEnd string
+	OnRefund          licentia.OnRefund
+	OnSubscriptionEnd licentia.OnSubscriptionEnd
 }
 
 // ProviderOrder is a paid order (or a started trial) as a provider reports
@@ -116,13 +106,13 @@ func (o *ProviderOrder) Validate() licentia.Issues {
 		if it.KeyValidDays != nil && (*it.KeyValidDays < 1 || *it.KeyValidDays > MaxKeyValidDays) {
 			is.Add(p+"/key_valid_days", "must be 1 to %d", MaxKeyValidDays)
 		}
-		if it.RenewalURL != nil && (*it.RenewalURL == "" || utf8.RuneCountInString(*it.RenewalURL) > MaxRenewalURL) {
-			is.Add(p+"/renewal_url", "must be 1 to %d characters", MaxRenewalURL)
+		if u := it.RenewalURL; u != nil && (utf8.RuneCountInString(*u) > licentia.MaxRenewalURL || licentia.HasControl(*u)) {
+			is.Add(p+"/renewal_url", "must be at most %d characters without control characters", licentia.MaxRenewalURL)
 		}
-		if it.OnRefund != RefundRevoke && it.OnRefund != RefundNone {
+		if it.OnRefund != licentia.RefundRevoke && it.OnRefund != licentia.RefundNone {
 			is.Add(p+"/on_refund", "must be revoke or none")
 		}
-		if it.OnSubscriptionEnd != SubscriptionEndExpire && it.OnSubscriptionEnd != SubscriptionEndRevoke {
+		if it.OnSubscriptionEnd != licentia.SubscriptionEndExpire && it.OnSubscriptionEnd != licentia.SubscriptionEndRevoke {
 			is.Add(p+"/on_subscription_end", "must be expire or revoke")
 		}
 	}
@@ -288,8 +278,8 @@ func (s *Service) issueItem(ctx context.Context, tx store.Tx, org lockedOrg, act
 		return nil, err
 	}
 	if err := tx.CreateProviderItem(ctx, &store.ProviderItem{LicenceID: l.ID, OrgID: l.OrgID, IntegrationID: o.IntegrationID,
-		OrderKey: o.orderKey(), ProviderProductID: it.ProviderProductID, OnRefund: it.OnRefund,
-		OnSubscriptionEnd: it.OnSubscriptionEnd}); err != nil {
+		OrderKey: o.orderKey(), ProviderProductID: it.ProviderProductID, OnRefund: string(it.OnRefund),
+		OnSubscriptionEnd: string(it.OnSubscriptionEnd)}); err != nil {
 		return nil, err
 	}
 	data := map[string]any{
@@ -507,11 +497,11 @@ func (s *Service) endLicences(ctx context.Context, tx store.Tx, actor licentia.A
 	for i, it := range its {
 		var t *transition
 		switch {
-		case kind == ProviderRefund && it.OnRefund == RefundRevoke:
+		case kind == ProviderRefund && licentia.OnRefund(it.OnRefund) == licentia.RefundRevoke:
 			t = &revoke
-		case kind == ProviderSubscriptionEnded && it.OnSubscriptionEnd == SubscriptionEndRevoke:
+		case kind == ProviderSubscriptionEnded && licentia.OnSubscriptionEnd(it.OnSubscriptionEnd) == licentia.SubscriptionEndRevoke:
 			t = &revoke
-		case kind == ProviderSubscriptionEnded && it.OnSubscriptionEnd == SubscriptionEndExpire:
+		case kind == ProviderSubscriptionEnded && licentia.OnSubscriptionEnd(it.OnSubscriptionEnd) == licentia.SubscriptionEndExpire:
 			t = &expire
 		}
 		before := locked[i]

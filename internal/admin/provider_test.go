@@ -69,7 +69,7 @@ func newProviderFixture(t *testing.T, st store.Store, activeLimit int64) *provid
 // revoked on refund, expired at the subscription's end.
 func item(pp string, quantity int64) admin.ProviderItem {
 	return admin.ProviderItem{ProviderProductID: pp, ProductID: "app", LimitKind: licentia.LimitSeats, LimitCount: 2,
-		Quantity: quantity, OnRefund: admin.RefundRevoke, OnSubscriptionEnd: admin.SubscriptionEndExpire}
+		Quantity: quantity, OnRefund: licentia.RefundRevoke, OnSubscriptionEnd: licentia.SubscriptionEndExpire}
 }
 
 // order is a one-time Stripe order pi_1 of checkout cs_1.
@@ -301,7 +301,7 @@ func TestEndFromProviderRefund(t *testing.T) {
 	engines(t, func(t *testing.T, st store.Store) {
 		f := newProviderFixture(t, st, 25)
 		kept := item("price_keep", 1)
-		kept.OnRefund = admin.RefundNone
+		kept.OnRefund = licentia.RefundNone
 		ls := f.issue(t, f.order(item("price_a", 1), kept))
 		revokedID, keptID := ls[0].ID, ls[1].ID
 		f.clk.Advance(time.Hour)
@@ -349,7 +349,7 @@ func TestEndFromProviderSubscription(t *testing.T) {
 	engines(t, func(t *testing.T, st store.Store) {
 		f := newProviderFixture(t, st, 3)
 		revoking := item("price_b", 1)
-		revoking.OnSubscriptionEnd = admin.SubscriptionEndRevoke
+		revoking.OnSubscriptionEnd = licentia.SubscriptionEndRevoke
 		ls := f.issue(t, f.subscription(nil, item("price_a", 1), revoking))
 		refunded := f.issue(t, func() admin.ProviderOrder {
 			o := f.subscription(nil, item("price_c", 1))

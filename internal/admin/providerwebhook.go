@@ -93,9 +93,9 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 	case err != nil:
 		return nil, fmt.Errorf("provider webhook: %w", err)
 	}
-	res := &ProviderWebhookResult{Provider: name, Type: ev.Type, Kind: ev.Kind}
+	var res *ProviderWebhookResult
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
-		res.Repeated, res.Issued = false, 0
+		res = &ProviderWebhookResult{Provider: name, Type: ev.Type, Kind: ev.Kind}
 		isNew, err := tx.RecordProviderEvent(ctx, i.ID, ev.ID, s.now())
 		if err != nil {
 			return err
@@ -171,7 +171,7 @@ func (s *Service) providerOrder(ctx context.Context, tx store.Tx, i *licentia.In
 		}
 		o.Items = append(o.Items, ProviderItem{ProviderProductID: m.ProviderProductID, ProductID: m.ProductID,
 			LimitKind: m.LimitKind, LimitCount: m.LimitCount, Quantity: it.Quantity, KeyValidDays: m.KeyValidDays,
-			RenewalURL: m.RenewalURL, OnRefund: string(m.OnRefund), OnSubscriptionEnd: string(m.OnSubscriptionEnd)})
+			RenewalURL: m.RenewalURL, OnRefund: m.OnRefund, OnSubscriptionEnd: m.OnSubscriptionEnd})
 	}
 	return o, nil
 }

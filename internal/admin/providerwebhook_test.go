@@ -20,6 +20,7 @@ import (
 	"github.com/licentia/licentia/internal/providers/stripe"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/store/storetest"
 )
 
 const (
@@ -36,6 +37,7 @@ type webhookFixture struct {
 	svc   *admin.Service
 	org   *licentia.Organization
 	shop  *providertest.Stripe
+	keys  *signing.Keyring
 	integ string
 }
 
@@ -48,11 +50,9 @@ func newWebhookFixture(t *testing.T, st store.Store) *webhookFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &webhookFixture{st: st, clk: clock.NewFake(start), shop: providertest.NewStripe(t, webhookKey)}
+	f := &webhookFixture{st: st, clk: clock.NewFake(start), shop: providertest.NewStripe(t, webhookKey), keys: signing.NewKeyring(m)}
 	f.shop.AddProduct("prod_app")
-	f.svc = admin.New(admin.Options{Store: st, Clock: f.clk, Plans: licentia.DefaultPlans(), Keys: signing.NewKeyring(m),
-		BaseURL: hookBaseURL, Logger: slog.New(slog.DiscardHandler),
-		Providers: map[providers.Name]providers.Provider{providers.Stripe: stripe.New(f.shop.URL(), 2*time.Second)}})
+	f.svc = f.service(st)
 	f.org, err = f.svc.CreateOrganization(ctx, licentia.OperatorActor, admin.NewOrganization{
 		Name: "Shop", Slug: "shop", Plan: licentia.PlanBusiness, OwnerEmail: "owner@shop.example"})
 	if err != nil {
@@ -72,6 +72,13 @@ func newWebhookFixture(t *testing.T, st store.Store) *webhookFixture {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// service is the fixture's Service over st.
+func (f *webhookFixture) service(st store.Store) *admin.Service {
+	return admin.New(admin.Options{Store: st, Clock: f.clk, Plans: licentia.DefaultPlans(), Keys: f.keys,
+		BaseURL: hookBaseURL, Logger: slog.New(slog.DiscardHandler),
+		Providers: map[providers.Name]providers.Provider{providers.Stripe: stripe.New(f.shop.URL(), 2*time.Second)}})
 }
 
 // paid is a signed checkout.session.completed of one prod_app × quantity.
@@ -190,16 +197,44 @@ func (s *rerunFirst) InTx(ctx context.Context, fn func(store.Tx) error) error {
 	return s.Store.InTx(ctx, fn)
 }
 
+var errRunAgain = errors.New("serialization failure")
+
+// rerunTx is a store whose first transaction runs fn and rolls back, then,
+// after between, runs fn again, as PostgreSQL's InTx does after a
+// serialization failure.
+type rerunTx struct {
+	store.Store
+	between func()
+	ran     bool
+}
+
+func (s *rerunTx) InTx(ctx context.Context, fn func(store.Tx) error) error {
+	if !s.ran {
+		s.ran = true
+		err := s.Store.InTx(ctx, func(tx store.Tx) error {
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return errRunAgain
+		})
+		if !errors.Is(err, errRunAgain) {
+			return err
+		}
+		s.between()
+	}
+	return s.Store.InTx(ctx, fn)
+}
+
 type failingEventTx struct{ store.Tx }
 
 func (failingEventTx) RecordProviderEvent(context.Context, string, string, time.Time) (bool, error) {
 	return false, errVictim
 }
 
-// TestHandleProviderWebhookRunAgain checks that a webhook's transaction run
+// TestHandleProviderWebhookRunAgainAfterFailure checks that a webhook's transaction run
 // again after a failed first run answers what the second run did: a new
 // event is not reported as repeated.
-func TestHandleProviderWebhookRunAgain(t *testing.T) {
+func TestHandleProviderWebhookRunAgainAfterFailure(t *testing.T) {
 	engines(t, func(t *testing.T, st store.Store) {
 		rerun := &rerunFirst{Store: st}
 		f := newWebhookFixture(t, rerun)
@@ -213,4 +248,50 @@ func TestHandleProviderWebhookRunAgain(t *testing.T) {
 			t.Errorf("result = %+v, want one issued, not repeated", res)
 		}
 	})
+}
+
+// TestHandleProviderWebhookRunAgain, on both engines: a delivery whose
+// transaction is run again, after another delivery of the same event
+// committed, reports what its last run did: repeated, nothing issued.
+func TestHandleProviderWebhookRunAgain(t *testing.T) {
+	engines(t, func(t *testing.T, st store.Store) {
+		f := newWebhookFixture(t, st)
+		f.shop.AddCheckout("cs_admin_1", providers.Item{ProductID: "prod_app", Quantity: 1})
+		w := f.paid("evt_admin_again")
+		rerun := &rerunTx{Store: st, between: func() {
+			if _, err := f.svc.HandleProviderWebhook(t.Context(), w); err != nil {
+				t.Errorf("HandleProviderWebhook(other delivery) error = %v", err)
+			}
+		}}
+		res, err := f.service(rerun).HandleProviderWebhook(t.Context(), w)
+		if err != nil {
+			t.Fatalf("HandleProviderWebhook() error = %v", err)
+		}
+		if !res.Repeated || res.Issued != 0 {
+			t.Errorf("result = %+v, want repeated, nothing issued", res)
+		}
+		if got := len(f.licences(t)); got != 1 {
+			t.Errorf("licences = %d, want 1", got)
+		}
+	})
+}
+
+// TestHandleProviderWebhookEmptyRenewalURL: a mapping may save an empty
+// renewal_url (a string up to 2048 characters), and its orders issue their
+// licences with it.
+func TestHandleProviderWebhookEmptyRenewalURL(t *testing.T) {
+	f := newWebhookFixture(t, storetest.OpenSQLite(t))
+	if _, err := f.svc.PutMapping(t.Context(), licentia.OperatorActor, f.org.ID, f.integ, "prod_app",
+		admin.PutMapping{ProductID: str("app"), RenewalURL: str("")}); err != nil {
+		t.Fatal(err)
+	}
+	f.shop.AddCheckout("cs_admin_1", providers.Item{ProductID: "prod_app", Quantity: 1})
+	res, err := f.svc.HandleProviderWebhook(t.Context(), f.paid("evt_admin_empty_url"))
+	if err != nil {
+		t.Fatalf("HandleProviderWebhook() error = %v", err)
+	}
+	ls := f.licences(t)
+	if res.Issued != 1 || len(ls) != 1 || ls[0].RenewalURL == nil || *ls[0].RenewalURL != "" {
+		t.Errorf("result %+v, licences %+v; want one licence with an empty renewal_url", res, ls)
+	}
 }

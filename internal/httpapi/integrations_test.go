@@ -322,6 +322,37 @@ func TestDeleteMapping(t *testing.T) {
 	}
 }
 
+// TestNoRouteConnects: no administration route, whatever a key's scopes,
+// connects, checks or disconnects an integration or sets its webhook
+// secret; the operator's commands do.
+func TestNoRouteConnects(t *testing.T) {
+	e := newIntegrationEnv(t, envOptions{})
+	all := e.testEnv.key(t, e.org.ID, keyScopes()...)
+	connect := map[string]any{"provider": "stripe", "name": "Other", "api_key": shopKey, "webhook_secret": shopSecret}
+	for _, c := range []call{
+		{method: "POST", path: "/v1/admin/integrations", body: connect},
+		{method: "PUT", path: "/v1/admin/integrations/" + e.integ, body: connect},
+		{method: "DELETE", path: "/v1/admin/integrations/" + e.integ},
+		{method: "POST", path: "/v1/admin/integrations/" + e.integ + "/check"},
+		{method: "PUT", path: "/v1/admin/integrations/" + e.integ + "/webhook_secret", body: map[string]any{"webhook_secret": "whsec_new"}},
+	} {
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			c.key, c.invalid = all, true
+			r := e.send(t, c)
+			if r.status != http.StatusNotFound && r.status != http.StatusMethodNotAllowed {
+				t.Errorf("status = %d, want 404 or 405", r.status)
+			}
+		})
+	}
+	vs, err := e.admin.Integrations(t.Context(), e.org.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 1 || vs[0].Integration.ID != e.integ {
+		t.Errorf("integrations = %+v, want only %s, still connected", vs, e.integ)
+	}
+}
+
 // TestIntegrationScopes: reading needs provider:read, changing mappings
 // provider:write; neither grants the other.
 func TestIntegrationScopes(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // maxAnswer bounds how much of a provider's answer is read: the objects the
@@ -29,9 +30,11 @@ type API struct {
 // into into. A 401 is ErrTokenRefused and a 403 ErrPermissionDenied; a 404 is
 // notFound when it is set (ErrNoSuchProduct for a product), otherwise, like
 // any other answer, a network failure or a timeout, ErrUnavailable. Errors
-// name the path, never the key.
+// name the path without its query, which may hold an order id, and never
+// the key.
 func (a API) Get(ctx context.Context, apiKey, path string, notFound error, into any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.BaseURL+path, nil)
+	path, _, _ = strings.Cut(path, "?")
 	if err != nil {
 		return fmt.Errorf("GET %s: %w: %w", path, ErrUnavailable, err)
 	}
@@ -41,7 +44,7 @@ func (a API) Get(ctx context.Context, apiKey, path string, notFound error, into 
 	req.Header.Set("Authorization", "Bearer "+apiKey)
 	resp, err := a.HTTP.Do(req)
 	if err != nil {
-		return fmt.Errorf("GET %s: %w: %w", path, ErrUnavailable, transportError(err))
+		return fmt.Errorf("GET %s: %w: %w", path, ErrUnavailable, TransportError(err))
 	}
 	defer resp.Body.Close()
 	switch {
@@ -61,9 +64,10 @@ func (a API) Get(ctx context.Context, apiKey, path string, notFound error, into 
 	return nil
 }
 
-// transportError drops the request URL from an http.Client error; the path
-// is already named once.
-func transportError(err error) error {
+// TransportError drops the request URL from an http.Client error: the URL
+// names the provider's order, checkout or customer ids, and errors are
+// logged.
+func TransportError(err error) error {
 	if ue, ok := errors.AsType[*url.Error](err); ok {
 		return ue.Err
 	}

@@ -79,9 +79,9 @@ func isLiveKey(apiKey string) bool {
 func apiError(err error, product bool) error {
 	var se *stripeapi.Error
 	if !errors.As(err, &se) {
-		// Network failures and timeouts; http.Client's message names the
-		// URL, which holds ids but never the key (sent in a header).
-		return fmt.Errorf("%w: %w", providers.ErrUnavailable, err)
+		// Network failures and timeouts, without the URL: it names the
+		// checkout or the order.
+		return fmt.Errorf("%w: %w", providers.ErrUnavailable, providers.TransportError(err))
 	}
 	switch {
 	case se.HTTPStatusCode == http.StatusUnauthorized:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -239,6 +240,9 @@ func TestParseAPIFailure(t *testing.T) {
 			if !errors.Is(err, providers.ErrUnavailable) {
 				t.Fatalf("Parse() error = %v, want ErrUnavailable", err)
 			}
+			if strings.Contains(err.Error(), "cs_1") {
+				t.Errorf("Parse() error = %v, names the checkout", err)
+			}
 		})
 	}
 	for _, outcome := range []providertest.Outcome{
@@ -252,6 +256,10 @@ func TestParseAPIFailure(t *testing.T) {
 			_, err := stripe.New(fake.URL(), shortTimeout).Parse(t.Context(), body, testKey)
 			if !errors.Is(err, providers.ErrUnavailable) {
 				t.Fatalf("Parse() error = %v, want ErrUnavailable", err)
+			}
+			// The error is logged: it names no order.
+			if strings.Contains(err.Error(), "pi_sub") {
+				t.Errorf("Parse() error = %v, names the order", err)
 			}
 		})
 	}
