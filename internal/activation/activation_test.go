@@ -400,7 +400,7 @@ func TestStatusReusesOnlyUnchangedVerdicts(t *testing.T) {
 	if *again.ActivationID == *reinstated.ActivationID {
 		t.Errorf("verdict names the freed activation %s", *again.ActivationID)
 	}
-	if _, err := f.admin.RotateSigningKey(ctx, licentia.OperatorActor, f.org.ID, "desk-app", true); err != nil {
+	if _, err := f.admin.RotateSigningKey(ctx, licentia.OperatorActor, f.org.ID, "desk-app", admin.RotateKey{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.cat.Refresh(ctx); err != nil {

@@ -265,7 +265,11 @@ func (in *RotateKey) Validate() licentia.Issues {
 
 // RotateSigningKey makes a new current key. The old one stays accepted for
 // existing licence keys unless keepPrevious is false, when it is retired.
-func (s *Service) RotateSigningKey(ctx context.Context, actor licentia.Actor, orgID, id string, keepPrevious bool) (*ProductView, error) {
+func (s *Service) RotateSigningKey(ctx context.Context, actor licentia.Actor, orgID, id string, in RotateKey) (*ProductView, error) {
+	if err := in.Validate().Err(); err != nil {
+		return nil, err
+	}
+	keepPrevious := deref(in.KeepPrevious, true)
 	now := s.now()
 	var p *licentia.Product
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
@@ -328,11 +332,11 @@ func (in *RetireKey) Validate() licentia.Issues {
 // RetirePublicKey stops a previous key from verifying licence keys. The
 // current key cannot be retired (409 conflict); a key the product does not
 // accept answers 404 public_key_not_found. Hex is read in either case.
-func (s *Service) RetirePublicKey(ctx context.Context, actor licentia.Actor, orgID, id, publicKey string) (*ProductView, error) {
-	if err := (&RetireKey{PublicKey: &publicKey}).Validate().Err(); err != nil {
+func (s *Service) RetirePublicKey(ctx context.Context, actor licentia.Actor, orgID, id string, in RetireKey) (*ProductView, error) {
+	if err := in.Validate().Err(); err != nil {
 		return nil, err
 	}
-	raw, err := hex.DecodeString(publicKey)
+	raw, err := hex.DecodeString(*in.PublicKey)
 	if err != nil {
 		return nil, err
 	}

@@ -104,7 +104,7 @@ func TestOperationsValidate(t *testing.T) {
 		{"update product: machines_per_seat range", patch(admin.ProductPatch{MachinesPerSeat: new(int64(0))}),
 			[]string{"/machines_per_seat must be an integer from 1 to 1000"}},
 		{"retire key: hex", func(ctx context.Context) error {
-			_, err := f.svc.RetirePublicKey(ctx, actor, "org", "desk-app", "abc")
+			_, err := f.svc.RetirePublicKey(ctx, actor, "org", "desk-app", admin.RetireKey{PublicKey: str("abc")})
 			return err
 		},
 			[]string{"/public_key must be 64 hexadecimal characters"}},

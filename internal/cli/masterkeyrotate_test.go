@@ -60,7 +60,7 @@ func newRotationFixture(t *testing.T) *rotationFixture {
 		id   string
 		keep bool
 	}{{"photo-editor", true}, {"photo-editor", false}, {"notes", true}} {
-		if _, err := svc.RotateSigningKey(t.Context(), licentia.OperatorActor, orgID, rot.id, rot.keep); err != nil {
+		if _, err := svc.RotateSigningKey(t.Context(), licentia.OperatorActor, orgID, rot.id, admin.RotateKey{KeepPrevious: &rot.keep}); err != nil {
 			t.Fatalf("RotateSigningKey(%s) error = %v", rot.id, err)
 		}
 	}

@@ -149,10 +149,7 @@ func (s *Server) rotateSigningKey(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, is, &in); err != nil {
 		return err
 	}
-	if err := in.Validate().Err(); err != nil {
-		return err
-	}
-	v, err := s.admin.RotateSigningKey(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, deref(in.KeepPrevious, true))
+	v, err := s.admin.RotateSigningKey(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, in)
 	if err != nil {
 		return err
 	}
@@ -167,20 +164,10 @@ func (s *Server) retirePublicKey(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, is, &in); err != nil {
 		return err
 	}
-	if err := in.Validate().Err(); err != nil {
-		return err
-	}
-	v, err := s.admin.RetirePublicKey(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, *in.PublicKey)
+	v, err := s.admin.RetirePublicKey(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, in)
 	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, productAnswer{Product: toProductJSON(v)})
 	return nil
-}
-
-func deref[T any](p *T, def T) T {
-	if p == nil {
-		return def
-	}
-	return *p
 }
