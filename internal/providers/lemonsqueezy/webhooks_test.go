@@ -1,6 +1,7 @@
 package lemonsqueezy_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,51 +17,43 @@ import (
 
 const secret = "ls_signing_secret"
 
-var now = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+// now is the time the shared suite verifies at.
+var now = providertest.VerifyNow
 
-func TestVerify(t *testing.T) {
+// verifyCase is Lemon Squeezy's signature scheme, for the shared suite and
+// the fuzz target. It signs no timestamp.
+func verifyCase() providertest.VerifyCase {
 	body := providertest.LemonSqueezyOrderEvent(providertest.LemonSqueezyOrder{OrderID: 1, VariantID: 42})
 	good := providertest.LemonSqueezySignature(body, secret)
-	for _, tt := range []struct {
-		name   string
-		header string
-		body   []byte
-		secret string
-		ok     bool
-	}{
-		{"valid", good, body, secret, true},
-		{"wrong secret", providertest.LemonSqueezySignature(body, "other"), body, secret, false},
-		{"tampered body", good, append(append([]byte(nil), body...), ' '), secret, false},
-		{"missing", "", body, secret, false},
-		{"not hex", "zz" + good[2:], body, secret, false},
-		{"truncated", good[:32], body, secret, false},
-		{"another body's signature", providertest.LemonSqueezySignature([]byte("{}"), secret), body, secret, false},
-		{"empty secret", providertest.LemonSqueezySignature(body, ""), body, "", false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			h := http.Header{}
-			if tt.header != "" {
-				h.Set("X-Signature", tt.header)
-			}
-			err := lemonsqueezy.New("", shortTimeout).Verify(h, tt.body, tt.secret, now)
-			if tt.ok && err != nil {
-				t.Fatalf("Verify() = %v, want nil", err)
-			}
-			if !tt.ok && !errors.Is(err, providers.ErrSignatureInvalid) {
-				t.Fatalf("Verify() = %v, want ErrSignatureInvalid", err)
-			}
-		})
+	return providertest.VerifyCase{
+		Verifier: lemonsqueezy.New("", shortTimeout),
+		Header:   lemonsqueezy.SignatureHeader,
+		Secret:   secret,
+		Body:     body,
+		Sign: func(body []byte, secret string, _ time.Time) string {
+			return providertest.LemonSqueezySignature(body, secret)
+		},
+		NewRequest: func(ctx context.Context, url, secret string, _ time.Time, body []byte) (*http.Request, error) {
+			return providertest.NewLemonSqueezyRequest(ctx, url, secret, "order_created", body)
+		},
+		Refuse: []providertest.Header{
+			{Name: "not hex", Value: "zz" + good[2:]},
+			{Name: "truncated", Value: good[:32]},
+		},
 	}
 }
 
-func TestVerifyRequestFromSender(t *testing.T) {
+func TestVerify(t *testing.T) {
+	providertest.RunVerify(t, verifyCase())
+}
+
+// TestRequestFromSenderNamesEvent checks that the sender names the event in
+// X-Event-Name, as Lemon Squeezy does.
+func TestRequestFromSenderNamesEvent(t *testing.T) {
 	body := providertest.LemonSqueezyOrderEvent(providertest.LemonSqueezyOrder{OrderID: 1, VariantID: 42})
 	req, err := providertest.NewLemonSqueezyRequest(t.Context(), "http://127.0.0.1/hook", secret, "order_created", body)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if err := lemonsqueezy.New("", shortTimeout).Verify(req.Header, body, secret, now); err != nil {
-		t.Fatalf("Verify() = %v, want nil", err)
 	}
 	if req.Header.Get("X-Event-Name") != "order_created" {
 		t.Errorf("X-Event-Name = %q, want order_created", req.Header.Get("X-Event-Name"))

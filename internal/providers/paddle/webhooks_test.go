@@ -3,7 +3,6 @@ package paddle_test
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -17,59 +16,37 @@ import (
 
 const secret = "pdl_ntfset_01gt21c5pdx9q1e4mh1xrsjjn6_secret"
 
-var now = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+// now is the time the shared suite verifies at.
+var now = providertest.VerifyNow
 
-func TestVerify(t *testing.T) {
+// verifyCase is Paddle's signature scheme, for the shared suite and the
+// fuzz target.
+func verifyCase() providertest.VerifyCase {
 	body := providertest.PaddleTransactionEvent(providertest.PaddleTransaction{EventID: "evt_1", TransactionID: "txn_1"}, now)
-	good := providertest.PaddleSignature(body, secret, now)
-	_, goodH1, _ := strings.Cut(good, ";")
-	other := providertest.PaddleSignature(body, "pdl_ntfset_old", now)
-	_, otherH1, _ := strings.Cut(other, ";")
-	for _, tt := range []struct {
-		name   string
-		header string
-		body   []byte
-		ok     bool
-	}{
-		{"valid", good, body, true},
-		{"within tolerance", providertest.PaddleSignature(body, secret, now.Add(-4*time.Minute)), body, true},
-		{"rotating secrets", fmt.Sprintf("ts=%d;%s;%s", now.Unix(), otherH1, goodH1), body, true},
-		{"wrong secret", other, body, false},
-		{"tampered body", good, append(append([]byte(nil), body...), ' '), false},
-		{"stale", providertest.PaddleSignature(body, secret, now.Add(-6*time.Minute)), body, false},
-		{"far ahead", providertest.PaddleSignature(body, secret, now.Add(6*time.Minute)), body, false},
-		{"missing", "", body, false},
-		{"malformed", "garbage", body, false},
-		{"no timestamp", goodH1, body, false},
-		{"no h1", fmt.Sprintf("ts=%d", now.Unix()), body, false},
-		{"bad timestamp", "ts=soon;" + goodH1, body, false},
-		{"signature not hex", fmt.Sprintf("ts=%d;h1=zz", now.Unix()), body, false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			h := http.Header{}
-			if tt.header != "" {
-				h.Set("Paddle-Signature", tt.header)
-			}
-			err := paddle.New("", shortTimeout).Verify(h, tt.body, secret, now)
-			if tt.ok && err != nil {
-				t.Fatalf("Verify() = %v, want nil", err)
-			}
-			if !tt.ok && !errors.Is(err, providers.ErrSignatureInvalid) {
-				t.Fatalf("Verify() = %v, want ErrSignatureInvalid", err)
-			}
-		})
+	_, goodH1, _ := strings.Cut(providertest.PaddleSignature(body, secret, now), ";")
+	_, otherH1, _ := strings.Cut(providertest.PaddleSignature(body, "pdl_ntfset_old", now), ";")
+	return providertest.VerifyCase{
+		Verifier:    paddle.New("", shortTimeout),
+		Header:      paddle.SignatureHeader,
+		Secret:      secret,
+		Body:        body,
+		Sign:        providertest.PaddleSignature,
+		NewRequest:  providertest.NewPaddleRequest,
+		Timestamped: true,
+		Accept: []providertest.Header{
+			{Name: "rotating secrets", Value: fmt.Sprintf("ts=%d;%s;%s", now.Unix(), otherH1, goodH1)},
+		},
+		Refuse: []providertest.Header{
+			{Name: "no timestamp", Value: goodH1},
+			{Name: "no h1", Value: fmt.Sprintf("ts=%d", now.Unix())},
+			{Name: "bad timestamp", Value: "ts=soon;" + goodH1},
+			{Name: "signature not hex", Value: fmt.Sprintf("ts=%d;h1=zz", now.Unix())},
+		},
 	}
 }
 
-func TestVerifyRequestFromSender(t *testing.T) {
-	body := providertest.PaddleTransactionEvent(providertest.PaddleTransaction{EventID: "evt_1", TransactionID: "txn_1"}, now)
-	req, err := providertest.NewPaddleRequest(t.Context(), "http://127.0.0.1/hook", secret, now, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := paddle.New("", shortTimeout).Verify(req.Header, body, secret, now); err != nil {
-		t.Fatalf("Verify() = %v, want nil", err)
-	}
+func TestVerify(t *testing.T) {
+	providertest.RunVerify(t, verifyCase())
 }
 
 func TestParse(t *testing.T) {

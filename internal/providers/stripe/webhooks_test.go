@@ -3,7 +3,6 @@ package stripe_test
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -17,60 +16,32 @@ import (
 
 const secret = "whsec_test_secret"
 
-var now = time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+// now is the time the shared suite verifies at.
+var now = providertest.VerifyNow
 
-func TestVerify(t *testing.T) {
+// verifyCase is Stripe's signature scheme, for the shared suite and the
+// fuzz target.
+func verifyCase() providertest.VerifyCase {
 	body := providertest.StripeCheckoutEvent(providertest.StripeCheckout{EventID: "evt_1", SessionID: "cs_1"}, now)
 	good := providertest.StripeSignature(body, secret, now)
-	t.Run("empty secret", func(t *testing.T) {
-		h := http.Header{"Stripe-Signature": {providertest.StripeSignature(body, "", now)}}
-		if err := stripe.New("", shortTimeout).Verify(h, body, "", now); !errors.Is(err, providers.ErrSignatureInvalid) {
-			t.Fatalf("Verify() = %v, want ErrSignatureInvalid", err)
-		}
-	})
-	for _, tt := range []struct {
-		name   string
-		header string
-		body   []byte
-		ok     bool
-	}{
-		{"valid", good, body, true},
-		{"within tolerance", providertest.StripeSignature(body, secret, now.Add(-4*time.Minute)), body, true},
-		{"slightly ahead", providertest.StripeSignature(body, secret, now.Add(time.Minute)), body, true},
-		{"wrong secret", providertest.StripeSignature(body, "whsec_other", now), body, false},
-		{"tampered body", good, append([]byte(nil), append(body, ' ')...), false},
-		{"stale", providertest.StripeSignature(body, secret, now.Add(-6*time.Minute)), body, false},
-		{"far ahead", providertest.StripeSignature(body, secret, now.Add(6*time.Minute)), body, false},
-		{"missing", "", body, false},
-		{"malformed", "garbage", body, false},
-		{"no timestamp", good[len(fmt.Sprintf("t=%d,", now.Unix())):], body, false},
-		{"bad timestamp", "t=soon," + good[len(fmt.Sprintf("t=%d,", now.Unix())):], body, false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			h := http.Header{}
-			if tt.header != "" {
-				h.Set("Stripe-Signature", tt.header)
-			}
-			err := stripe.New("", shortTimeout).Verify(h, tt.body, secret, now)
-			if tt.ok && err != nil {
-				t.Fatalf("Verify() = %v, want nil", err)
-			}
-			if !tt.ok && !errors.Is(err, providers.ErrSignatureInvalid) {
-				t.Fatalf("Verify() = %v, want ErrSignatureInvalid", err)
-			}
-		})
+	unsigned := good[len(fmt.Sprintf("t=%d,", now.Unix())):]
+	return providertest.VerifyCase{
+		Verifier:    stripe.New("", shortTimeout),
+		Header:      stripe.SignatureHeader,
+		Secret:      secret,
+		Body:        body,
+		Sign:        providertest.StripeSignature,
+		NewRequest:  providertest.NewStripeRequest,
+		Timestamped: true,
+		Refuse: []providertest.Header{
+			{Name: "no timestamp", Value: unsigned},
+			{Name: "bad timestamp", Value: "t=soon," + unsigned},
+		},
 	}
 }
 
-func TestVerifyRequestFromSender(t *testing.T) {
-	body := providertest.StripeCheckoutEvent(providertest.StripeCheckout{EventID: "evt_1", SessionID: "cs_1"}, now)
-	req, err := providertest.NewStripeRequest(t.Context(), "http://127.0.0.1/hook", secret, now, body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stripe.New("", shortTimeout).Verify(req.Header, body, secret, now); err != nil {
-		t.Fatalf("Verify() = %v, want nil", err)
-	}
+func TestVerify(t *testing.T) {
+	providertest.RunVerify(t, verifyCase())
 }
 
 func TestParse(t *testing.T) {
