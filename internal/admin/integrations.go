@@ -39,22 +39,26 @@ type ConnectIntegration struct {
 	WebhookSecret providers.Secret
 }
 
-// Validate reports every problem of a connection.
+// Validate reports every problem of a connection. The webhook secret may
+// be empty: the provider gives it only once its endpoint is created with
+// the integration's webhook_url, and SetWebhookSecret sets it then.
 func (in *ConnectIntegration) Validate() licentia.Issues {
 	var is licentia.Issues
 	if !slices.Contains(providers.Names, providers.Name(in.Provider)) {
 		is.Add("/provider", "must be one of stripe, paddle, lemonsqueezy")
 	}
 	is.CheckString("/name", &in.Name, licentia.CheckName)
-	for _, c := range []struct {
-		path  string
-		value providers.Secret
-	}{{"/api_key", in.APIKey}, {"/webhook_secret", in.WebhookSecret}} {
-		if v := c.value.Reveal(); v == "" || len(v) > 1024 || strings.ContainsFunc(v, isSpaceOrControl) {
-			is.Add(c.path, "must be 1 to 1024 characters without spaces or control characters")
-		}
+	checkCredential(&is, "/api_key", in.APIKey)
+	if in.WebhookSecret != "" {
+		checkCredential(&is, "/webhook_secret", in.WebhookSecret)
 	}
 	return is
+}
+
+func checkCredential(is *licentia.Issues, path string, value providers.Secret) {
+	if v := value.Reveal(); v == "" || len(v) > 1024 || strings.ContainsFunc(v, isSpaceOrControl) {
+		is.Add(path, "must be 1 to 1024 characters without spaces or control characters")
+	}
 }
 
 func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
@@ -198,6 +202,51 @@ func (s *Service) DisconnectIntegration(ctx context.Context, actor licentia.Acto
 		return fmt.Errorf("disconnect integration: %w", err)
 	}
 	return nil
+}
+
+// SetWebhookSecret sets or replaces the webhook secret of a connected
+// integration of the organization, sealed under the master key as
+// connecting seals it: from then on, its provider's webhooks are verified
+// with it alone.
+func (s *Service) SetWebhookSecret(ctx context.Context, actor licentia.Actor, orgID, id string, secret providers.Secret) (*IntegrationView, error) {
+	var is licentia.Issues
+	checkCredential(&is, "/webhook_secret", secret)
+	if err := is.Err(); err != nil {
+		return nil, err
+	}
+	if _, err := connected(ctx, s.store, orgID, id); err != nil {
+		return nil, fmt.Errorf("set webhook secret: %w", err)
+	}
+	if err := s.integrationsReady(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var i *licentia.Integration
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		// The master key first: a rotation meanwhile has either resealed
+		// the integration, read below, or waits.
+		master, err := s.sealingKey(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if i, err = connected(ctx, tx, orgID, id); err != nil {
+			return err
+		}
+		if i.MasterFingerprint != master.Fingerprint() {
+			return fmt.Errorf("integration %s is sealed under %s, not the master key %s", i.ID, i.MasterFingerprint, master.Fingerprint())
+		}
+		i.SealedWebhookSecret = providers.SealWebhookSecret(master, i.ID, secret)
+		if err := tx.SetIntegrationWebhookSecret(ctx, orgID, id, i.SealedWebhookSecret); err != nil {
+			return err
+		}
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditIntegrationWebhookSecretSet, Actor: actor, At: now},
+			map[string]any{"integration_id": id, "provider": i.Provider, "account_id": i.AccountID})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("set webhook secret: %w", err)
+	}
+	v := s.integrationView(i)
+	return &v, nil
 }
 
 // Mappings lists a connected integration's mappings, ordered by

@@ -69,7 +69,10 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 		return nil, err
 	}
 	secret, err := providers.OpenWebhookSecret(s.keys, i)
-	if err != nil {
+	switch {
+	case errors.Is(err, providers.ErrNoWebhookSecret):
+		return nil, errSignatureInvalid(err)
+	case err != nil:
 		return nil, fmt.Errorf("provider webhook: %w", err)
 	}
 	if err := p.Verify(w.Header, w.Body, secret.Reveal(), s.clock.Now()); err != nil {

@@ -31,8 +31,9 @@ commands:
   apikey create --org SLUG --scopes CSV [--name N] [--expires-at T]
   apikey list --org SLUG
   apikey revoke --org SLUG ID
-  integration connect --org SLUG --provider P --name N --api-key-file F --webhook-secret-file F
+  integration connect --org SLUG --provider P --name N --api-key-file F [--webhook-secret-file F]
   integration list --org SLUG
+  integration set-webhook-secret --org SLUG --webhook-secret-file F ID
   integration disconnect --org SLUG ID
   masterkey rotate --new-key-file F      re-encrypt every secret under a new master key
 

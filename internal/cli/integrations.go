@@ -13,7 +13,7 @@ import (
 
 func integrationCommand(ctx context.Context, args []string, env Env) error {
 	if len(args) == 0 {
-		return usageError("integration: the subcommands are connect, list, disconnect")
+		return usageError("integration: the subcommands are connect, list, set-webhook-secret, disconnect")
 	}
 	fs := newFlags("integration " + args[0])
 	org := fs.String("org", "", "organization slug")
@@ -22,6 +22,9 @@ func integrationCommand(ctx context.Context, args []string, env Env) error {
 		provider = fs.String("provider", "", "stripe, paddle or lemonsqueezy")
 		name = fs.String("name", "", "a name for the integration")
 		keyFile = fs.String("api-key-file", "", "file holding the provider's API key")
+		secretFile = fs.String("webhook-secret-file", "", "file holding the provider's webhook signing secret (optional)")
+	}
+	if args[0] == "set-webhook-secret" {
 		secretFile = fs.String("webhook-secret-file", "", "file holding the provider's webhook signing secret")
 	}
 	rest, err := parseFlags(fs, args[1:])
@@ -37,11 +40,18 @@ func integrationCommand(ctx context.Context, args []string, env Env) error {
 			return usageError("integration connect: unexpected argument %q", rest[0])
 		}
 		in := admin.ConnectIntegration{Provider: *provider, Name: *name}
-		if in.APIKey, err = readSecretFile("--api-key-file", *keyFile); err != nil {
+		if in.APIKey, err = readSecretFile("connect", "--api-key-file", *keyFile); err != nil {
 			return err
 		}
-		if in.WebhookSecret, err = readSecretFile("--webhook-secret-file", *secretFile); err != nil {
-			return err
+		// The webhook secret may come later, with set-webhook-secret; a
+		// file given must hold one.
+		if *secretFile != "" {
+			if in.WebhookSecret, err = readSecretFile("connect", "--webhook-secret-file", *secretFile); err != nil {
+				return err
+			}
+			if in.WebhookSecret == "" {
+				return usageError("integration connect: --webhook-secret-file is empty")
+			}
 		}
 		return withOrganization(ctx, env, *org, func(op *operator, o *licentia.Organization) error {
 			v, err := op.admin.ConnectIntegration(ctx, licentia.OperatorActor, o.ID, in)
@@ -65,6 +75,26 @@ func integrationCommand(ctx context.Context, args []string, env Env) error {
 				out[i] = integrationJSON(&v)
 			}
 			printJSON(env.Stdout, map[string]any{"integrations": out})
+			return nil
+		})
+	case "set-webhook-secret":
+		if len(rest) != 1 {
+			return usageError("integration set-webhook-secret: give one integration id")
+		}
+		id, ok := licentia.ParseUUID(rest[0])
+		if !ok {
+			return usageError("integration set-webhook-secret: %q is not an integration id", rest[0])
+		}
+		secret, err := readSecretFile("set-webhook-secret", "--webhook-secret-file", *secretFile)
+		if err != nil {
+			return err
+		}
+		return withOrganization(ctx, env, *org, func(op *operator, o *licentia.Organization) error {
+			v, err := op.admin.SetWebhookSecret(ctx, licentia.OperatorActor, o.ID, id, secret)
+			if err != nil {
+				return err
+			}
+			printJSON(env.Stdout, integrationJSON(v))
 			return nil
 		})
 	case "disconnect":
@@ -103,13 +133,13 @@ func withOrganization(ctx context.Context, env Env, slug string, fn func(*operat
 
 // readSecretFile reads a credential from a file, without the line ending
 // an editor adds. Its content never appears in an error.
-func readSecretFile(flagName, path string) (providers.Secret, error) {
+func readSecretFile(command, flagName, path string) (providers.Secret, error) {
 	if path == "" {
-		return "", usageError("integration connect: %s is required", flagName)
+		return "", usageError("integration %s: %s is required", command, flagName)
 	}
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("integration connect: %s: %w", flagName, err)
+		return "", fmt.Errorf("integration %s: %s: %w", command, flagName, err)
 	}
 	return providers.Secret(strings.TrimSpace(string(raw))), nil
 }

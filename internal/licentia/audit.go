@@ -78,6 +78,9 @@ const (
 
 	AuditIntegrationConnected    = "integration.connected"
 	AuditIntegrationDisconnected = "integration.disconnected"
-	AuditMappingSaved            = "mapping.saved"
-	AuditMappingDeleted          = "mapping.deleted"
+	// AuditIntegrationWebhookSecretSet records a new webhook secret of an
+	// integration; the secret is never in the audit data.
+	AuditIntegrationWebhookSecretSet = "integration.webhook_secret_set"
+	AuditMappingSaved                = "mapping.saved"
+	AuditMappingDeleted              = "mapping.deleted"
 )

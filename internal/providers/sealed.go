@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -39,12 +40,27 @@ func credentialAAD(integrationID, which string) []byte {
 	return []byte("licentia/integration-credential/v1\x00" + integrationID + "\x00" + which)
 }
 
+// ErrNoWebhookSecret is what OpenWebhookSecret answers for an integration
+// connected without a webhook secret and not given one since: no webhook
+// of its provider can be verified.
+var ErrNoWebhookSecret = errors.New("the integration has no webhook secret")
+
 // Seal seals an integration's credentials under m into i, whose ID must be
-// set.
+// set. An empty webhook secret is stored as no secret (an empty sealed
+// value), never sealed: SealWebhookSecret sets it later.
 func Seal(m *signing.MasterKey, i *licentia.Integration, apiKey, webhookSecret Secret) {
 	i.SealedAPIKey = m.Seal([]byte(apiKey), credentialAAD(i.ID, credentialAPIKey))
-	i.SealedWebhookSecret = m.Seal([]byte(webhookSecret), credentialAAD(i.ID, credentialWebhookSecret))
+	i.SealedWebhookSecret = []byte{}
+	if webhookSecret != "" {
+		i.SealedWebhookSecret = SealWebhookSecret(m, i.ID, webhookSecret)
+	}
 	i.MasterFingerprint = m.Fingerprint()
+}
+
+// SealWebhookSecret seals the webhook secret of the integration id under
+// m, as Seal does.
+func SealWebhookSecret(m *signing.MasterKey, integrationID string, webhookSecret Secret) []byte {
+	return m.Seal([]byte(webhookSecret), credentialAAD(integrationID, credentialWebhookSecret))
 }
 
 // OpenAPIKey unseals an integration's API key.
@@ -52,8 +68,12 @@ func OpenAPIKey(keys *signing.Keyring, i *licentia.Integration) (Secret, error) 
 	return open(keys, i, i.SealedAPIKey, credentialAPIKey)
 }
 
-// OpenWebhookSecret unseals an integration's webhook secret.
+// OpenWebhookSecret unseals an integration's webhook secret; one without
+// a secret answers ErrNoWebhookSecret.
 func OpenWebhookSecret(keys *signing.Keyring, i *licentia.Integration) (Secret, error) {
+	if len(i.SealedWebhookSecret) == 0 {
+		return "", fmt.Errorf("open integration %s %s: %w", i.ID, credentialWebhookSecret, ErrNoWebhookSecret)
+	}
 	return open(keys, i, i.SealedWebhookSecret, credentialWebhookSecret)
 }
 
@@ -71,12 +91,17 @@ func open(keys *signing.Keyring, i *licentia.Integration, sealed []byte, which s
 
 // Reseal re-encrypts an integration's credentials from one master key to
 // another, for master-key rotation; it fits signing.ResealIntegrationFunc.
+// An integration without a webhook secret keeps none.
 func Reseal(from, to *signing.MasterKey, i *licentia.Integration) (apiKey, webhookSecret []byte, err error) {
 	for _, c := range []struct {
 		which  string
 		sealed []byte
 		out    *[]byte
 	}{{credentialAPIKey, i.SealedAPIKey, &apiKey}, {credentialWebhookSecret, i.SealedWebhookSecret, &webhookSecret}} {
+		if c.which == credentialWebhookSecret && len(c.sealed) == 0 {
+			*c.out = []byte{}
+			continue
+		}
 		raw, err := from.Open(c.sealed, credentialAAD(i.ID, c.which))
 		if err != nil {
 			return nil, nil, fmt.Errorf("open integration %s %s: %w", i.ID, c.which, err)

@@ -238,6 +238,11 @@ type Tx interface {
 	// a missing, another organization's or an already disconnected one
 	// answers integration_not_found.
 	DisconnectIntegration(ctx context.Context, orgID, id string, at time.Time) error
+	// SetIntegrationWebhookSecret replaces the sealed webhook secret of a
+	// connected integration of the organization, sealed under the master
+	// key it already names; a missing, another organization's or a
+	// disconnected one answers integration_not_found.
+	SetIntegrationWebhookSecret(ctx context.Context, orgID, id string, sealedWebhookSecret []byte) error
 	// ResealIntegration replaces an integration's sealed credentials, for
 	// master-key rotation.
 	ResealIntegration(ctx context.Context, id string, sealedAPIKey, sealedWebhookSecret []byte, masterFingerprint string) error

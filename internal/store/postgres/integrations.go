@@ -106,6 +106,21 @@ func (t *tx) DisconnectIntegration(ctx context.Context, orgID, id string, at tim
 	return nil
 }
 
+func (t *tx) SetIntegrationWebhookSecret(ctx context.Context, orgID, id string, sealedWebhookSecret []byte) error {
+	if !isID(orgID) || !isID(id) {
+		return fmt.Errorf("set integration webhook secret: %w", integrationNotFound())
+	}
+	tag, err := t.tx.Exec(ctx, `UPDATE integrations SET sealed_webhook_secret = $1 WHERE org_id = $2 AND id = $3 AND disconnected_at IS NULL`,
+		sealedWebhookSecret, orgID, id)
+	if err != nil {
+		return fmt.Errorf("set integration webhook secret: %w", err)
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("set integration webhook secret: %w", integrationNotFound())
+	}
+	return nil
+}
+
 func (t *tx) ResealIntegration(ctx context.Context, id string, sealedAPIKey, sealedWebhookSecret []byte, masterFingerprint string) error {
 	if !isID(id) {
 		return fmt.Errorf("reseal integration: %w", integrationNotFound())

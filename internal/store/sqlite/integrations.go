@@ -100,6 +100,18 @@ func (t *tx) DisconnectIntegration(ctx context.Context, orgID, id string, at tim
 	return nil
 }
 
+func (t *tx) SetIntegrationWebhookSecret(ctx context.Context, orgID, id string, sealedWebhookSecret []byte) error {
+	res, err := t.tx.ExecContext(ctx, `UPDATE integrations SET sealed_webhook_secret = ? WHERE org_id = ? AND id = ? AND disconnected_at IS NULL`,
+		sealedWebhookSecret, orgID, id)
+	if err != nil {
+		return fmt.Errorf("set integration webhook secret: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("set integration webhook secret: %w", integrationNotFound())
+	}
+	return nil
+}
+
 func (t *tx) ResealIntegration(ctx context.Context, id string, sealedAPIKey, sealedWebhookSecret []byte, masterFingerprint string) error {
 	res, err := t.tx.ExecContext(ctx, `UPDATE integrations SET sealed_api_key = ?, sealed_webhook_secret = ?, master_fingerprint = ? WHERE id = ?`,
 		sealedAPIKey, sealedWebhookSecret, masterFingerprint, id)

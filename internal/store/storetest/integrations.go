@@ -57,7 +57,9 @@ func putMappings(t *testing.T, s store.Store, ms ...*licentia.Mapping) {
 // testIntegrations: integrations read back as written; the list holds the
 // connected ones oldest first; a disconnected one is still read by id, and
 // disconnecting it again answers integration_not_found; resealing replaces
-// both credentials and the fingerprint.
+// both credentials and the fingerprint; setting the webhook secret replaces
+// it alone, of a connected integration of the organization only; an empty
+// sealed secret (none yet) reads back empty.
 func testIntegrations(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	o := createOrganization(t, s, "acme")
@@ -102,6 +104,39 @@ func testIntegrations(t *testing.T, s store.Store) {
 		return tx.ResealIntegration(ctx, licentia.NewID(), key, secret, "sha256:next")
 	})
 	wantCode(t, "ResealIntegration(missing)", err, licentia.CodeIntegrationNotFound)
+
+	none := newIntegration(o.ID, base.Add(3*time.Second))
+	none.SealedWebhookSecret = []byte{}
+	createIntegrations(t, s, none)
+	got, err = s.Integration(ctx, o.ID, none.ID)
+	if err != nil || len(got.SealedWebhookSecret) != 0 || string(got.SealedAPIKey) != string(none.SealedAPIKey) {
+		t.Errorf("integration without a webhook secret reads %+v, %v", got, err)
+	}
+	set := []byte("set\x00later\xff")
+	inTx(t, s, func(tx store.Tx) error { return tx.SetIntegrationWebhookSecret(ctx, o.ID, none.ID, set) })
+	got, err = s.Integration(ctx, o.ID, none.ID)
+	if err != nil || string(got.SealedWebhookSecret) != string(set) || string(got.SealedAPIKey) != string(none.SealedAPIKey) ||
+		got.MasterFingerprint != none.MasterFingerprint {
+		t.Errorf("after SetIntegrationWebhookSecret(): %+v, %v", got, err)
+	}
+	other := createOrganization(t, s, "other")
+	for name, c := range map[string]struct{ org, id string }{
+		"another organization's": {other.ID, none.ID},
+		"disconnected":           {o.ID, second.ID},
+		"missing":                {o.ID, licentia.NewID()},
+		"malformed":              {o.ID, "nope"},
+	} {
+		err := s.InTx(ctx, func(tx store.Tx) error { return tx.SetIntegrationWebhookSecret(ctx, c.org, c.id, []byte("x")) })
+		wantCode(t, "SetIntegrationWebhookSecret("+name+")", err, licentia.CodeIntegrationNotFound)
+	}
+	got, err = s.Integration(ctx, o.ID, none.ID)
+	if err != nil || string(got.SealedWebhookSecret) != string(set) {
+		t.Errorf("after refused SetIntegrationWebhookSecret(): %+v, %v", got, err)
+	}
+	got, err = s.Integration(ctx, o.ID, second.ID)
+	if err != nil || string(got.SealedWebhookSecret) != string(second.SealedWebhookSecret) {
+		t.Errorf("disconnected integration changed: %+v, %v", got, err)
+	}
 }
 
 // testMappings: a put creates, a second put replaces every field but
