@@ -14,14 +14,17 @@ type Organization struct {
 	CreatedAt time.Time
 }
 
-// Role is a member's role. The contract names owner and admin; roles are
-// ordered so that nobody acts above their own.
+// Role is a member's role. Roles are ordered so that nobody acts above their
+// own; role.go holds what each one may do.
 type Role string
 
-// Roles.
+// Roles, lowest first.
 const (
-	RoleOwner Role = "owner"
-	RoleAdmin Role = "admin"
+	RoleViewer    Role = "viewer"
+	RoleSupport   Role = "support"
+	RoleDeveloper Role = "developer"
+	RoleAdmin     Role = "admin"
+	RoleOwner     Role = "owner"
 )
 
 // Member is a person on an organization's team.
