@@ -10,6 +10,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 )
@@ -77,3 +78,6 @@ func DebugListen(addr string) error {
 	}
 	return d.listener.Close()
 }
+
+// Mail is the App's mail sender.
+func (a *App) Mail() mail.Sender { return a.mail }

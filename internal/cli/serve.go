@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/httpapi"
+	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/signing"
@@ -36,6 +38,8 @@ type App struct {
 	http     *http.Server
 	debug    *debugServer
 	jobs     []job
+	// mail is handed to the admin service once team invitations send mail.
+	mail mail.Sender
 }
 
 // NewApp wires the service from env and starts listening. When it fails,
@@ -74,6 +78,10 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		return nil, err
 	}
 	warnProviderAddresses(cfg, log)
+	sender, err := newSender(cfg, log)
+	if err != nil {
+		return nil, err
+	}
 	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: plans, Keys: keys, Catalogue: cat, BaseURL: cfg.BaseURL,
 		Providers: newProviders(cfg), Logger: log})
 	worker, err := newWorker(cfg, st, clk, keys, log)
@@ -110,7 +118,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
+	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, mail: sender, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       httpapi.ReadTimeout,
@@ -215,6 +223,25 @@ func serveCommand(ctx context.Context, args []string, env Env) error {
 	}
 	defer app.Close()
 	return app.Run(ctx)
+}
+
+// outboxDir is where mail is written without LICENTIA_SMTP_URL.
+func outboxDir(cfg config.Config) string { return filepath.Join(cfg.DataDir, "outbox") }
+
+// newSender returns the SMTP sender of LICENTIA_SMTP_URL, or the outbox in
+// the data directory, and says at start which one mail goes to.
+func newSender(cfg config.Config, log *slog.Logger) (mail.Sender, error) {
+	if cfg.SMTPURL == "" {
+		dir := outboxDir(cfg)
+		log.Info("mail goes to the outbox "+dir+"; set LICENTIA_SMTP_URL to send it", "outbox", dir)
+		return mail.NewOutbox(dir, cfg.MailFrom), nil
+	}
+	s, err := mail.NewSMTP(mail.SMTPOptions{URL: cfg.SMTPURL, From: cfg.MailFrom})
+	if err != nil {
+		return nil, fmt.Errorf("LICENTIA_SMTP_URL: %w", err)
+	}
+	log.Info("mail goes to the SMTP server", "smtp", cfg.Redacted()["smtp"])
+	return s, nil
 }
 
 // newLimiter returns the in-memory limiter, or with LICENTIA_REDIS_URL the

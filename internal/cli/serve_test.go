@@ -3,10 +3,12 @@ package cli_test
 import (
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/licentia/licentia/internal/cli"
+	"github.com/licentia/licentia/internal/mail"
 )
 
 // TestNewAppFailureCloses: a NewApp that fails after it started listening
@@ -52,4 +54,46 @@ func TestNewAppSaysProviderAddresses(t *testing.T) {
 			t.Errorf("NewApp() log does not say %s is set:\n%s", v, stderr.String())
 		}
 	}
+}
+
+// TestNewAppMailSender: without LICENTIA_SMTP_URL mail goes to the outbox
+// in the data directory, and the log says so; with it, to the SMTP server,
+// whose password the log never shows.
+func TestNewAppMailSender(t *testing.T) {
+	t.Run("outbox", func(t *testing.T) {
+		h := newHarness(t)
+		h.vars["LICENTIA_LISTEN"] = "127.0.0.1:0"
+		var stderr strings.Builder
+		app, err := cli.NewApp(t.Context(), h.env(io.Discard, &stderr))
+		if err != nil {
+			t.Fatalf("NewApp() error = %v", err)
+		}
+		defer app.Close()
+		dir := filepath.Join(h.dir, "outbox")
+		o, ok := app.Mail().(*mail.Outbox)
+		if !ok || o.Dir() != dir {
+			t.Fatalf("Mail() = %#v, want the outbox %s", app.Mail(), dir)
+		}
+		if want := "mail goes to the outbox " + dir + "; set LICENTIA_SMTP_URL to send it"; !strings.Contains(stderr.String(), want) {
+			t.Errorf("NewApp() log does not say %q:\n%s", want, stderr.String())
+		}
+	})
+	t.Run("smtp", func(t *testing.T) {
+		h := newHarness(t)
+		h.vars["LICENTIA_LISTEN"] = "127.0.0.1:0"
+		h.vars["LICENTIA_SMTP_URL"] = "smtp://licentia:s3cr3t@mail.example.com:587"
+		h.vars["LICENTIA_MAIL_FROM"] = "licences@example.com"
+		var stderr strings.Builder
+		app, err := cli.NewApp(t.Context(), h.env(io.Discard, &stderr))
+		if err != nil {
+			t.Fatalf("NewApp() error = %v", err)
+		}
+		defer app.Close()
+		if _, ok := app.Mail().(*mail.SMTP); !ok {
+			t.Fatalf("Mail() = %#v, want the SMTP sender", app.Mail())
+		}
+		if log := stderr.String(); !strings.Contains(log, "mail goes to the SMTP server") || strings.Contains(log, "s3cr3t") {
+			t.Errorf("NewApp() log does not name the SMTP server, or shows its password:\n%s", log)
+		}
+	})
 }

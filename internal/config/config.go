@@ -5,9 +5,11 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/mail"
 	"net/netip"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -39,6 +41,11 @@ type Config struct {
 	// DebugListen, when set, is a loopback address serving the Go
 	// profiler (/debug/pprof/) for diagnosing a running process.
 	DebugListen string
+	// SMTPURL is smtp://user:pass@host:587 (STARTTLS) or smtps://... (implicit
+	// TLS); unset, mail is written to the outbox in the data directory.
+	SMTPURL string
+	// MailFrom is the sender address of mail; required with SMTPURL.
+	MailFrom string
 	// Test-only settings, logged loudly when set.
 	WebhookResolve []string
 	WebhookCAFile  string
@@ -62,6 +69,8 @@ func Load(getenv func(string) string) (Config, error) {
 		WebhookCAFile:      getenv("LICENTIA_WEBHOOK_CA_FILE"),
 		DatabaseURL:        getenv("LICENTIA_DATABASE_URL"),
 		DebugListen:        getenv("LICENTIA_DEBUG_LISTEN"),
+		SMTPURL:            getenv("LICENTIA_SMTP_URL"),
+		MailFrom:           getenv("LICENTIA_MAIL_FROM"),
 		StripeAPIURL:       strings.TrimRight(getenv("LICENTIA_STRIPE_API_URL"), "/"),
 		PaddleAPIURL:       strings.TrimRight(getenv("LICENTIA_PADDLE_API_URL"), "/"),
 		LemonSqueezyAPIURL: strings.TrimRight(getenv("LICENTIA_LEMONSQUEEZY_API_URL"), "/"),
@@ -118,6 +127,24 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.DebugListen != "" && !isLoopback(c.DebugListen) {
 		problems = append(problems, "LICENTIA_DEBUG_LISTEN must be a loopback address such as 127.0.0.1:6060")
 	}
+	if c.SMTPURL != "" {
+		u, err := url.Parse(c.SMTPURL)
+		if err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Hostname() == "" {
+			problems = append(problems, "LICENTIA_SMTP_URL must be smtp://user:pass@host:587 or smtps://user:pass@host:465")
+		} else if p := u.Port(); p != "" {
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+				problems = append(problems, "LICENTIA_SMTP_URL has an invalid port")
+			}
+		}
+		if c.MailFrom == "" {
+			problems = append(problems, "LICENTIA_MAIL_FROM is required with LICENTIA_SMTP_URL")
+		}
+	}
+	if c.MailFrom != "" {
+		if _, err := mail.ParseAddress(c.MailFrom); err != nil {
+			problems = append(problems, "LICENTIA_MAIL_FROM must be an address such as Licentia <licences@example.com>")
+		}
+	}
 	if v := getenv("LICENTIA_WEBHOOK_RESOLVE"); v != "" {
 		for _, s := range strings.Split(v, ",") {
 			if s = strings.TrimSpace(s); s != "" {
@@ -157,6 +184,8 @@ func (c Config) Redacted() map[string]any {
 		"verdict_validity": c.VerdictValidity.String(),
 		"database_timeout": c.DatabaseTimeout.String(),
 		"debug_listen":     c.DebugListen,
+		"smtp":             redactURL(c.SMTPURL),
+		"mail_from":        c.MailFrom,
 	}
 }
 

@@ -73,6 +73,8 @@ func TestLoadEveryVariable(t *testing.T) {
 		"LICENTIA_PADDLE_API_URL":       "http://127.0.0.1:12112",
 		"LICENTIA_LEMONSQUEEZY_API_URL": "http://127.0.0.1:12113",
 		"LICENTIA_DEBUG_LISTEN":         "127.0.0.1:6060",
+		"LICENTIA_SMTP_URL":             "smtp://licentia:pw@mail.example.com:587",
+		"LICENTIA_MAIL_FROM":            "Licentia <licences@example.com>",
 	}
 	got, err := config.Load(env(vars))
 	if err != nil {
@@ -99,6 +101,8 @@ func TestLoadEveryVariable(t *testing.T) {
 		PaddleAPIURL:       "http://127.0.0.1:12112",
 		LemonSqueezyAPIURL: "http://127.0.0.1:12113",
 		DebugListen:        "127.0.0.1:6060",
+		SMTPURL:            "smtp://licentia:pw@mail.example.com:587",
+		MailFrom:           "Licentia <licences@example.com>",
 	}
 	if diff := cmp.Diff(want, got, prefixes); diff != "" {
 		t.Errorf("Load() mismatch (-want +got):\n%s", diff)
@@ -114,6 +118,10 @@ func TestLoadEveryVariable(t *testing.T) {
 		}
 		other, err := config.Load(env(without))
 		if err != nil {
+			// LICENTIA_MAIL_FROM is required with LICENTIA_SMTP_URL.
+			if name == "LICENTIA_MAIL_FROM" {
+				continue
+			}
 			t.Fatalf("Load() without %s error = %v", name, err)
 		}
 		if cmp.Equal(got, other, prefixes) {
@@ -287,8 +295,73 @@ func TestRedactedShowsSettings(t *testing.T) {
 		"verdict_validity": "24h0m0s",
 		"database_timeout": "5s",
 		"debug_listen":     "",
+		"smtp":             "",
+		"mail_from":        "",
 	}
 	if diff := cmp.Diff(want, c.Redacted()); diff != "" {
 		t.Errorf("Redacted() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadMail(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		smtp     string
+		from     string
+		problems []string // variables the error names; none when accepted
+	}{
+		{name: "unset: the outbox"},
+		{name: "starttls", smtp: "smtp://u:p@mail.example.com:587", from: "licences@example.com"},
+		{name: "implicit tls", smtp: "smtps://u:p@mail.example.com", from: "Licentia <licences@example.com>"},
+		{name: "no credentials", smtp: "smtp://127.0.0.1:2525", from: "licences@example.com"},
+		{name: "from without smtp", from: "licences@example.com"},
+		{name: "http scheme", smtp: "http://mail.example.com", from: "licences@example.com", problems: []string{"LICENTIA_SMTP_URL"}},
+		{name: "no host", smtp: "smtp://:587", from: "licences@example.com", problems: []string{"LICENTIA_SMTP_URL"}},
+		{name: "bad port", smtp: "smtp://mail.example.com:99999", from: "licences@example.com", problems: []string{"LICENTIA_SMTP_URL"}},
+		{name: "missing from", smtp: "smtp://mail.example.com", problems: []string{"LICENTIA_MAIL_FROM is required"}},
+		{name: "invalid from", smtp: "smtp://mail.example.com", from: "licences", problems: []string{"LICENTIA_MAIL_FROM must be"}},
+		{name: "invalid from alone", from: "not an address", problems: []string{"LICENTIA_MAIL_FROM must be"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := config.Load(env(map[string]string{"LICENTIA_SMTP_URL": tt.smtp, "LICENTIA_MAIL_FROM": tt.from}))
+			if len(tt.problems) == 0 {
+				if err != nil {
+					t.Fatalf("Load() error = %v", err)
+				}
+				if c.SMTPURL != tt.smtp || c.MailFrom != tt.from {
+					t.Errorf("SMTPURL, MailFrom = %q, %q, want %q, %q", c.SMTPURL, c.MailFrom, tt.smtp, tt.from)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Load() = %+v, want an error", c)
+			}
+			for _, want := range tt.problems {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("Load() error = %q, want it to say %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestRedactedHidesSMTPPassword(t *testing.T) {
+	const secret = "s3cr3t"
+	c, err := config.Load(env(map[string]string{
+		"LICENTIA_SMTP_URL":  "smtps://licentia:" + secret + "@mail.example.com:465",
+		"LICENTIA_MAIL_FROM": "licences@example.com",
+	}))
+	if err != nil {
+		t.Fatalf("Load() error = %v", err)
+	}
+	r := c.Redacted()
+	if got := fmt.Sprint(r); strings.Contains(got, secret) {
+		t.Errorf("Redacted() = %s, shows the SMTP password", got)
+	}
+	if want := "smtps://licentia:<redacted>@mail.example.com:465"; r["smtp"] != want {
+		t.Errorf("Redacted() smtp = %q, want %q", r["smtp"], want)
+	}
+	if r["mail_from"] != "licences@example.com" {
+		t.Errorf("Redacted() mail_from = %q, want the address", r["mail_from"])
 	}
 }
