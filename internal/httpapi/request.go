@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"reflect"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
@@ -25,15 +26,9 @@ type request interface {
 // is an error.
 func decode(r *http.Request, before licentia.Issues, in request) error {
 	is := before
-	fields := licentia.InputFields(reflect.TypeOf(in))
-	var queryNames, bodyNames []string
-	for _, f := range fields {
-		if f.Query {
-			queryNames = append(queryNames, f.Name)
-		} else {
-			bodyNames = append(bodyNames, f.Name)
-		}
-	}
+	t := reflect.TypeOf(in)
+	fields := licentia.InputFields(t)
+	queryNames, bodyNames := namesOf(t, fields)
 	d := in.Decoding()
 	rv := reflect.ValueOf(in).Elem()
 	q := readQuery(r, &is, queryNames...)
@@ -57,6 +52,29 @@ func decode(r *http.Request, before licentia.Issues, in request) error {
 		}
 	}
 	return nil
+}
+
+// names are a request type's query and body field names.
+type names struct{ query, body []string }
+
+var namesByType sync.Map // reflect.Type -> names
+
+// namesOf splits fields, those of t, into query and body names, once per
+// type: every request of a route asks for the same split.
+func namesOf(t reflect.Type, fields []licentia.InputField) (query, body []string) {
+	if n, ok := namesByType.Load(t); ok {
+		return n.(names).query, n.(names).body
+	}
+	var n names
+	for _, f := range fields {
+		if f.Query {
+			n.query = append(n.query, f.Name)
+		} else {
+			n.body = append(n.body, f.Name)
+		}
+	}
+	namesByType.Store(t, n)
+	return n.query, n.body
 }
 
 // rfc3339 is the issue of a time that is not RFC 3339 with an offset.
