@@ -25,15 +25,9 @@ func newProviders(cfg config.Config) map[providers.Name]providers.Provider {
 // licences are issued. An operator command sets such an address for itself
 // and prints only its own answer.
 func warnProviderAddresses(cfg config.Config, log *slog.Logger) {
-	for _, o := range []struct {
-		variable, url string
-	}{
-		{"LICENTIA_STRIPE_API_URL", cfg.StripeAPIURL},
-		{"LICENTIA_PADDLE_API_URL", cfg.PaddleAPIURL},
-		{"LICENTIA_LEMONSQUEEZY_API_URL", cfg.LemonSqueezyAPIURL},
-	} {
-		if o.url != "" {
-			log.Warn("TEST ONLY: "+o.variable+" sends payment provider API calls to another address", "url", o.url)
+	for _, o := range cfg.ProviderAPIURLs() {
+		if o.URL != "" {
+			log.Warn("TEST ONLY: "+o.Variable+" sends payment provider API calls to another address", "url", o.URL)
 		}
 	}
 }

@@ -152,22 +152,31 @@ func Load(getenv func(string) string) (Config, error) {
 			}
 		}
 	}
-	for _, v := range []struct{ name, value string }{
-		{"LICENTIA_STRIPE_API_URL", c.StripeAPIURL},
-		{"LICENTIA_PADDLE_API_URL", c.PaddleAPIURL},
-		{"LICENTIA_LEMONSQUEEZY_API_URL", c.LemonSqueezyAPIURL},
-	} {
-		if v.value == "" {
+	for _, v := range c.ProviderAPIURLs() {
+		if v.URL == "" {
 			continue
 		}
-		if u, err := url.Parse(v.value); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			problems = append(problems, v.name+" must be an absolute http or https URL")
+		if u, err := url.Parse(v.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			problems = append(problems, v.Variable+" must be an absolute http or https URL")
 		}
 	}
 	if len(problems) > 0 {
 		return Config{}, fmt.Errorf("configuration: %s", strings.Join(problems, "; "))
 	}
 	return c, nil
+}
+
+// ProviderAPIURL is a test-only payment-provider API address and the
+// variable that sets it.
+type ProviderAPIURL struct{ Variable, URL string }
+
+// ProviderAPIURLs lists the test-only provider API addresses, set or not.
+func (c Config) ProviderAPIURLs() []ProviderAPIURL {
+	return []ProviderAPIURL{
+		{"LICENTIA_STRIPE_API_URL", c.StripeAPIURL},
+		{"LICENTIA_PADDLE_API_URL", c.PaddleAPIURL},
+		{"LICENTIA_LEMONSQUEEZY_API_URL", c.LemonSqueezyAPIURL},
+	}
 }
 
 // Redacted returns the configuration as text with secrets hidden, for logs.
