@@ -47,6 +47,16 @@ type Invitation struct {
 	CreatedAt  time.Time
 	AcceptedAt *time.Time
 	RevokedAt  *time.Time
+	// TokenHash is the SHA-256 of the link's token; nil on invitations no
+	// link can accept.
+	TokenHash []byte
+	// InvitedBy is the member who sent it, when a member did.
+	InvitedBy *string
+}
+
+// Pending reports whether inv can still be accepted at now.
+func (inv *Invitation) Pending(now time.Time) bool {
+	return inv.AcceptedAt == nil && inv.RevokedAt == nil && now.Before(inv.ExpiresAt)
 }
 
 var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)

@@ -45,6 +45,38 @@ type Reader interface {
 	// PendingInvitations lists invitations neither accepted, revoked nor
 	// expired at now, oldest first.
 	PendingInvitations(ctx context.Context, orgID string, now time.Time) ([]licentia.Invitation, error)
+	// Member reads one member; another organization's answers
+	// member_not_found like a missing one.
+	Member(ctx context.Context, orgID, id string) (*licentia.Member, error)
+	// MemberByEmail finds an organization's member by address, compared as
+	// the members_email index compares (ASCII letters folded); none answers
+	// member_not_found.
+	MemberByEmail(ctx context.Context, orgID, email string) (*licentia.Member, error)
+	// Memberships lists the member records of an address in every
+	// organization, by organization name then id.
+	Memberships(ctx context.Context, email string) ([]licentia.Membership, error)
+	// Invitation reads one invitation, whatever its state; another
+	// organization's answers invitation_not_found like a missing one.
+	Invitation(ctx context.Context, orgID, id string) (*licentia.Invitation, error)
+	// InvitationByToken finds the invitation whose link token hashes to
+	// hash, in any organization and whatever its state; none answers
+	// not_found.
+	InvitationByToken(ctx context.Context, hash []byte) (*licentia.Invitation, error)
+	// CountInvitationsSince counts an organization's invitations created
+	// at or after since, whatever their state, and those of them to email
+	// (compared with ASCII letters folded).
+	CountInvitationsSince(ctx context.Context, orgID, email string, since time.Time) (all, toEmail int64, err error)
+	// Account reads an account; none answers not_found.
+	Account(ctx context.Context, id string) (*licentia.Account, error)
+	// AccountByEmail finds an account by address, ASCII letters folded;
+	// none answers not_found.
+	AccountByEmail(ctx context.Context, email string) (*licentia.Account, error)
+	// SessionByToken finds the session whose token hashes to hash; none
+	// answers not_found. Expiry is the caller's to check.
+	SessionByToken(ctx context.Context, hash []byte) (*licentia.Session, error)
+	// LoginLinkByToken finds the login link whose token hashes to hash,
+	// used or not; none answers not_found.
+	LoginLinkByToken(ctx context.Context, hash []byte) (*licentia.LoginLink, error)
 	// OrganizationAudit lists an organization's audit log, oldest first.
 	OrganizationAudit(ctx context.Context, orgID string) ([]licentia.AuditEntry, error)
 	// Products lists an organization's products with their key history,
@@ -151,7 +183,48 @@ type Tx interface {
 	// CreateOrganization answers conflict when the slug is taken.
 	CreateOrganization(ctx context.Context, o *licentia.Organization) error
 	CreateMember(ctx context.Context, m *licentia.Member) error
+	// CreateInvitation writes an invitation with its token hash and sender.
 	CreateInvitation(ctx context.Context, inv *licentia.Invitation) error
+	// SetMemberRole changes a member's role; another organization's or a
+	// missing member answers member_not_found.
+	SetMemberRole(ctx context.Context, orgID, id string, role licentia.Role) error
+	// DeleteMember removes a member; another organization's or a missing
+	// member answers member_not_found.
+	DeleteMember(ctx context.Context, orgID, id string) error
+	// RevokeInvitation sets revoked_at on an invitation neither accepted
+	// nor revoked and reports whether it changed; another organization's or
+	// a missing one answers invitation_not_found.
+	RevokeInvitation(ctx context.Context, orgID, id string, at time.Time) (bool, error)
+	// AcceptInvitation sets accepted_at on an invitation neither accepted
+	// nor revoked and reports whether it changed, so a link is used once
+	// even when two requests race; a missing one answers
+	// invitation_not_found.
+	AcceptInvitation(ctx context.Context, id string, at time.Time) (bool, error)
+	// CreateAccount writes an account; an address that has one answers
+	// conflict.
+	CreateAccount(ctx context.Context, a *licentia.Account) error
+	// SetAccountPassword replaces an account's password hash and
+	// updated_at; a missing account answers not_found.
+	SetAccountPassword(ctx context.Context, id, passwordHash string, at time.Time) error
+	// CreateLoginLink writes a login link with its token hash.
+	CreateLoginLink(ctx context.Context, l *licentia.LoginLink) error
+	// UseLoginLink sets used_at on an unused link and reports whether it
+	// changed, so a link is used once even when two requests race.
+	UseLoginLink(ctx context.Context, id string, at time.Time) (bool, error)
+	// CreateSession writes a session with its token hash.
+	CreateSession(ctx context.Context, s *licentia.Session) error
+	// TouchSession sets a session's last_seen_at.
+	TouchSession(ctx context.Context, id string, at time.Time) error
+	// SetSessionOrganization sets the organization a session looks at.
+	SetSessionOrganization(ctx context.Context, id, orgID string) error
+	// DeleteSession ends one session; a missing one is no error.
+	DeleteSession(ctx context.Context, id string) error
+	// DeleteAccountSessions ends every session of an account and reports
+	// how many it ended.
+	DeleteAccountSessions(ctx context.Context, accountID string) (int64, error)
+	// DeleteStaleSessions deletes sessions last seen before idleBefore or
+	// whose absolute end is at or before now, and reports how many.
+	DeleteStaleSessions(ctx context.Context, idleBefore, now time.Time) (int64, error)
 	CreateAPIKey(ctx context.Context, k *licentia.APIKey) error
 	// RevokeAPIKey sets revoked_at on a live key and reports whether it changed.
 	RevokeAPIKey(ctx context.Context, orgID, id string, at time.Time) (bool, error)
