@@ -16,6 +16,9 @@ const (
 	ActorSystem      ActorType = "system"
 	ActorMember      ActorType = "member"
 	ActorProvider    ActorType = "provider"
+	// ActorCustomer is a buyer on the customer page, who has no account:
+	// the order id and email address were the credential.
+	ActorCustomer ActorType = "customer"
 )
 
 // Actor is who made a change: the type and, where there is one, its id.
@@ -27,8 +30,15 @@ type Actor struct {
 // APIKeyActor returns the actor for a change made with API key id.
 func APIKeyActor(id string) Actor { return Actor{Type: ActorAPIKey, ID: &id} }
 
+// MemberActor returns the actor for a change made by member id, in the
+// console or through an AI assistant.
+func MemberActor(id string) Actor { return Actor{Type: ActorMember, ID: &id} }
+
 // OperatorActor is the actor of operator commands.
 var OperatorActor = Actor{Type: ActorOperator}
+
+// CustomerActor is the actor of a buyer's change on the customer page.
+var CustomerActor = Actor{Type: ActorCustomer}
 
 // AuditEntry is one line of an organization's or a licence's audit log,
 // written in the same transaction as the change it records.
