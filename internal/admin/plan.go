@@ -18,6 +18,7 @@ const (
 	resourceAPIKeys          resource = "api_keys"
 	resourceWebhookEndpoints resource = "webhook_endpoints"
 	resourceIntegrations     resource = "integrations"
+	resourceTeamPlaces       resource = "team_places"
 )
 
 // planRule says how a plan limits one resource: the plan's limit, and how
@@ -34,6 +35,7 @@ var planRules = map[resource]planRule{
 	resourceAPIKeys:          {func(l licentia.Limits) int64 { return l.APIKeys }, countAPIKeys},
 	resourceWebhookEndpoints: {func(l licentia.Limits) int64 { return l.WebhookEndpoints }, countWebhookEndpoints},
 	resourceIntegrations:     {func(l licentia.Limits) int64 { return l.Integrations }, countIntegrations},
+	resourceTeamPlaces:       {func(l licentia.Limits) int64 { return l.TeamPlaces }, countTeamPlaces},
 }
 
 // countActiveLicences counts the licences derived active or trial, and the
@@ -64,6 +66,11 @@ func countWebhookEndpoints(ctx context.Context, tx store.Tx, orgID string, _ tim
 func countIntegrations(ctx context.Context, tx store.Tx, orgID string, _ time.Time) (int64, error) {
 	is, err := tx.Integrations(ctx, orgID)
 	return int64(len(is)), err
+}
+
+// countTeamPlaces counts the members and the pending invitations.
+func countTeamPlaces(ctx context.Context, tx store.Tx, orgID string, now time.Time) (int64, error) {
+	return teamPlacesUsed(ctx, tx, orgID, now)
 }
 
 // lockedOrg is an organization whose lock the transaction holds. Only

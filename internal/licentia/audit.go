@@ -16,6 +16,9 @@ const (
 	ActorSystem      ActorType = "system"
 	ActorMember      ActorType = "member"
 	ActorProvider    ActorType = "provider"
+	// ActorCustomer is a customer acting on their purchase from the
+	// console's customer page; it has no id.
+	ActorCustomer ActorType = "customer"
 )
 
 // Actor is who made a change: the type and, where there is one, its id.
@@ -26,6 +29,13 @@ type Actor struct {
 
 // APIKeyActor returns the actor for a change made with API key id.
 func APIKeyActor(id string) Actor { return Actor{Type: ActorAPIKey, ID: &id} }
+
+// MemberActor returns the actor for a change made by member id, in the
+// console or through an AI assistant.
+func MemberActor(id string) Actor { return Actor{Type: ActorMember, ID: &id} }
+
+// CustomerActor is the actor of the console's customer page.
+var CustomerActor = Actor{Type: ActorCustomer}
 
 // OperatorActor is the actor of operator commands.
 var OperatorActor = Actor{Type: ActorOperator}
@@ -48,6 +58,18 @@ type AuditEntry struct {
 const (
 	AuditOrganizationCreated = "organization.created"
 	AuditMemberAdded         = "member.added"
+	AuditMemberRoleChanged   = "member.role_changed"
+	AuditMemberRemoved       = "member.removed"
+	// AuditMemberLoginLinkCreated records a setup link made for a member;
+	// AuditMemberPasswordSet records one used.
+	AuditMemberLoginLinkCreated = "member.login_link_created"
+	AuditMemberPasswordSet      = "member.password_set"
+	AuditInvitationCreated      = "invitation.created"
+	// AuditGrantCreated and AuditGrantRevoked record a member letting an
+	// AI assistant act as them, and ending it.
+	AuditGrantCreated      = "grant.created"
+	AuditGrantRevoked      = "grant.revoked"
+	AuditInvitationRevoked = "invitation.revoked"
 
 	AuditAPIKeyCreated = "api_key.created"
 	AuditAPIKeyRevoked = "api_key.revoked"

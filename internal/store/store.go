@@ -77,6 +77,12 @@ type Reader interface {
 	// LoginLinkByToken finds the login link whose token hashes to hash,
 	// used or not; none answers not_found.
 	LoginLinkByToken(ctx context.Context, hash []byte) (*licentia.LoginLink, error)
+	// AssistantToken finds the token that hashes to hash, with its grant;
+	// none answers not_found. Expiry, use and the grant's end are the
+	// caller's to check.
+	AssistantToken(ctx context.Context, hash []byte) (*licentia.AssistantToken, error)
+	// Grants lists a member's grants not revoked, oldest first.
+	Grants(ctx context.Context, orgID, memberID string) ([]licentia.Grant, error)
 	// OrganizationAudit lists an organization's audit log, oldest first.
 	OrganizationAudit(ctx context.Context, orgID string) ([]licentia.AuditEntry, error)
 	// Products lists an organization's products with their key history,
@@ -206,6 +212,19 @@ type Tx interface {
 	// SetAccountPassword replaces an account's password hash and
 	// updated_at; a missing account answers not_found.
 	SetAccountPassword(ctx context.Context, id, passwordHash string, at time.Time) error
+	// CreateGrant writes a grant.
+	CreateGrant(ctx context.Context, g *licentia.Grant) error
+	// CreateAssistantToken writes a token of a grant.
+	CreateAssistantToken(ctx context.Context, t *licentia.AssistantToken) error
+	// UseAssistantToken sets used_at on an unused token and reports
+	// whether it changed, so a refresh token is exchanged once.
+	UseAssistantToken(ctx context.Context, hash []byte, at time.Time) (bool, error)
+	// RevokeGrant ends a member's grant and reports whether it changed;
+	// another member's or organization's answers not_found.
+	RevokeGrant(ctx context.Context, orgID, memberID, id string, at time.Time) (bool, error)
+	// RevokeMemberGrants ends every grant of a member and reports how
+	// many it ended.
+	RevokeMemberGrants(ctx context.Context, orgID, memberID string, at time.Time) (int64, error)
 	// CreateLoginLink writes a login link with its token hash.
 	CreateLoginLink(ctx context.Context, l *licentia.LoginLink) error
 	// UseLoginLink sets used_at on an unused link and reports whether it
