@@ -12,6 +12,7 @@ import (
 
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
@@ -26,7 +27,9 @@ type Service struct {
 	catalogue *signing.Catalogue
 	log       *slog.Logger
 	baseURL   string
+	publicURL string
 	providers map[providers.Name]providers.Provider
+	mail      mail.Sender
 }
 
 // Options are the dependencies of a Service.
@@ -42,16 +45,21 @@ type Options struct {
 	Catalogue *signing.Catalogue
 	// BaseURL is LICENTIA_BASE_URL; webhooks need it.
 	BaseURL string
+	// PublicURL starts the links mailed and printed for the console: the
+	// base URL, or the listen address when there is none.
+	PublicURL string
 	// Providers are the payment providers' adapters by name; a provider
 	// without one cannot be connected.
 	Providers map[providers.Name]providers.Provider
-	Logger    *slog.Logger
+	// Mail sends invitations; without it, inviting answers 503.
+	Mail   mail.Sender
+	Logger *slog.Logger
 }
 
 // New returns a Service.
 func New(o Options) *Service {
 	return &Service{store: o.Store, clock: o.Clock, plans: o.Plans, keys: o.Keys, catalogue: o.Catalogue,
-		baseURL: o.BaseURL, log: o.Logger, providers: o.Providers}
+		baseURL: o.BaseURL, log: o.Logger, providers: o.Providers, mail: o.Mail, publicURL: o.PublicURL}
 }
 
 // limits returns the limits of an organization's plan.

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
@@ -71,7 +72,7 @@ func (s *Service) Organization(ctx context.Context, orgID string) (*Organization
 	if err != nil {
 		return nil, err
 	}
-	used, err := s.teamPlacesUsed(ctx, s.store, orgID)
+	used, err := teamPlacesUsed(ctx, s.store, orgID, s.now())
 	if err != nil {
 		return nil, err
 	}
@@ -79,12 +80,12 @@ func (s *Service) Organization(ctx context.Context, orgID string) (*Organization
 }
 
 // teamPlacesUsed counts members plus pending invitations.
-func (s *Service) teamPlacesUsed(ctx context.Context, r store.Reader, orgID string) (int64, error) {
+func teamPlacesUsed(ctx context.Context, r store.Reader, orgID string, now time.Time) (int64, error) {
 	members, err := r.Members(ctx, orgID)
 	if err != nil {
 		return 0, err
 	}
-	invs, err := r.PendingInvitations(ctx, orgID, s.now())
+	invs, err := r.PendingInvitations(ctx, orgID, now)
 	if err != nil {
 		return 0, err
 	}

@@ -19,6 +19,7 @@ const (
 	resourceAPIKeys          resource = "api_keys"
 	resourceWebhookEndpoints resource = "webhook_endpoints"
 	resourceIntegrations     resource = "integrations"
+	resourceTeamPlaces       resource = "team_places"
 )
 
 // planRule says how a plan limits one resource: the plan's limit, and how
@@ -35,6 +36,7 @@ var planRules = map[resource]planRule{
 	resourceAPIKeys:          {func(l licentia.Limits) int64 { return l.APIKeys }, countAPIKeys},
 	resourceWebhookEndpoints: {func(l licentia.Limits) int64 { return l.WebhookEndpoints }, countWebhookEndpoints},
 	resourceIntegrations:     {func(l licentia.Limits) int64 { return l.Integrations }, countIntegrations},
+	resourceTeamPlaces:       {func(l licentia.Limits) int64 { return l.TeamPlaces }, countTeamPlaces},
 }
 
 // countActiveLicences counts the licences derived active or trial, and the
@@ -65,6 +67,11 @@ func countWebhookEndpoints(ctx context.Context, r store.Reader, orgID string, _ 
 func countIntegrations(ctx context.Context, r store.Reader, orgID string, _ time.Time) (int64, error) {
 	is, err := r.Integrations(ctx, orgID)
 	return int64(len(is)), err
+}
+
+// countTeamPlaces counts the members and the pending invitations.
+func countTeamPlaces(ctx context.Context, r store.Reader, orgID string, now time.Time) (int64, error) {
+	return teamPlacesUsed(ctx, r, orgID, now)
 }
 
 // lockedOrg is an organization whose lock the transaction holds. Only
@@ -113,21 +120,26 @@ type Usage struct {
 }
 
 // PlanUsage reads how many places of each limit of its plan the
-// organization uses now, team places last.
+// organization uses now, in the order of the plan's limits.
 func (s *Service) PlanUsage(ctx context.Context, orgID string) ([]Usage, error) {
-	v, err := s.Organization(ctx, orgID)
+	o, err := s.store.Organization(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.limits(o)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
 	var out []Usage
-	for _, r := range []resource{resourceActiveLicences, resourceProducts, resourceAPIKeys, resourceIntegrations, resourceWebhookEndpoints} {
+	for _, r := range []resource{resourceActiveLicences, resourceProducts, resourceAPIKeys, resourceIntegrations,
+		resourceWebhookEndpoints, resourceTeamPlaces} {
 		rule := planRules[r]
 		n, err := rule.used(ctx, s.store, orgID, now)
 		if err != nil {
 			return nil, fmt.Errorf("plan usage: %w", err)
 		}
-		out = append(out, Usage{Resource: string(r), Limit: rule.limit(v.Limits), Used: n})
+		out = append(out, Usage{Resource: string(r), Limit: rule.limit(l), Used: n})
 	}
-	return append(out, Usage{Resource: "team_places", Limit: v.Limits.TeamPlaces, Used: v.TeamPlacesUsed}), nil
+	return out, nil
 }

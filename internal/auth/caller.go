@@ -11,13 +11,33 @@ import (
 	"github.com/licentia/licentia/internal/store"
 )
 
-// Caller is an identified caller of the administration routes.
+// Caller is an identified caller of the administration routes: an API key,
+// or an AI assistant acting as a member.
 type Caller struct {
 	OrgID  string
 	Actor  licentia.Actor
 	KeyID  string
 	Prefix string
 	Scopes []licentia.Scope
+	// MemberID and Role are set for a member, Role as it is at this
+	// request.
+	MemberID string
+	Role     licentia.Role
+	// Assistant is set for an AI assistant; GrantID is its grant.
+	Assistant bool
+	GrantID   string
+}
+
+// IsMember reports whether the caller acts as a member rather than a key.
+func (c *Caller) IsMember() bool { return c.MemberID != "" }
+
+// RateSubject is what the caller's requests are counted against: the key,
+// or the member for an assistant.
+func (c *Caller) RateSubject() string {
+	if c.IsMember() {
+		return "member:" + c.MemberID
+	}
+	return "key:" + c.KeyID
 }
 
 // HasScope reports whether the caller holds s.
@@ -25,9 +45,10 @@ func (c *Caller) HasScope(s licentia.Scope) bool {
 	return slices.Contains(c.Scopes, s)
 }
 
-// Authenticator identifies callers by API key. Every request reads the key's
-// row, so a new key works at once and a revoked or expired key is refused at
-// once, on every process: no cache can keep a revoked key working.
+// Authenticator identifies callers by API key or assistant access token.
+// Every request reads the key's or token's row, so a new one works at once
+// and a revoked or expired one is refused at once, on every process: no
+// cache can keep a revoked key working.
 type Authenticator struct {
 	store store.Reader
 	clock clock.Clock
@@ -48,6 +69,9 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (*Calle
 	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return nil, errUnauthorized
+	}
+	if isAccessToken(token) {
+		return a.authenticateAssistant(ctx, token)
 	}
 	prefix, ok := ParseKey(token)
 	if !ok {

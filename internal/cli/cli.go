@@ -28,6 +28,8 @@ commands:
   serve                                  run the HTTP service
   migrate                                apply database migrations and exit
   org create --name N --slug S --plan P --owner-email E
+  member login-link --org SLUG --email E   a one-time link that sets a member's console password
+  assistant token --org SLUG --email E     an access token for an AI assistant acting as a member
   apikey create --org SLUG --scopes CSV [--name N] [--expires-at T]
   apikey list --org SLUG
   apikey revoke --org SLUG ID
@@ -70,6 +72,10 @@ func run(ctx context.Context, args []string, env Env) error {
 		return migrateCommand(ctx, rest, env)
 	case "org":
 		return orgCommand(ctx, rest, env)
+	case "member":
+		return memberCommand(ctx, rest, env)
+	case "assistant":
+		return assistantCommand(ctx, rest, env)
 	case "apikey":
 		return apikeyCommand(ctx, rest, env)
 	case "integration":

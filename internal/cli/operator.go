@@ -46,8 +46,15 @@ func orgCommand(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
+	// The owner's first sign-in: a link that sets their password. When it
+	// cannot be made, member login-link makes one later.
+	setup, err := op.admin.NewLoginLink(ctx, licentia.OperatorActor, o.ID, *owner)
+	if err != nil {
+		return err
+	}
 	printJSON(env.Stdout, map[string]any{
 		"id": o.ID, "name": o.Name, "slug": o.Slug, "plan": o.Plan, "created_at": licentia.FormatTime(o.CreatedAt),
+		"setup_url": setup.URL, "setup_expires_at": licentia.FormatTime(setup.ExpiresAt),
 	})
 	return nil
 }

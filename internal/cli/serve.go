@@ -38,8 +38,6 @@ type App struct {
 	http     *http.Server
 	debug    *debugServer
 	jobs     []job
-	// mail is handed to the admin service once team invitations send mail.
-	mail mail.Sender
 }
 
 // NewApp wires the service from env and starts listening. When it fails,
@@ -83,7 +81,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		return nil, err
 	}
 	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: plans, Keys: keys, Catalogue: cat, BaseURL: cfg.BaseURL,
-		Providers: newProviders(cfg), Logger: log})
+		PublicURL: cfg.PublicURL(), Providers: newProviders(cfg), Mail: sender, Logger: log})
 	worker, err := newWorker(cfg, st, clk, keys, log)
 	if err != nil {
 		return nil, err
@@ -118,7 +116,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, mail: sender, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
+	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       httpapi.ReadTimeout,

@@ -85,7 +85,8 @@ func openOperator(ctx context.Context, env Env) (*operator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &operator{store: st, admin: admin.New(admin.Options{Store: st, Clock: clock.System{}, Plans: plans, Keys: signing.NewKeyring(nil), Logger: log})}, nil
+	return &operator{store: st, admin: admin.New(admin.Options{Store: st, Clock: clock.System{}, Plans: plans, Keys: signing.NewKeyring(nil),
+		PublicURL: cfg.PublicURL(), Logger: log})}, nil
 }
 
 // openSealingOperator is openOperator with the master key, the base URL
@@ -112,7 +113,7 @@ func openSealingOperator(ctx context.Context, env Env) (*operator, error) {
 		return nil, err
 	}
 	svc := admin.New(admin.Options{Store: st, Clock: clock.System{}, Plans: plans, Keys: signing.NewKeyringFile(master, masterKeyPath(cfg)),
-		BaseURL: cfg.BaseURL, Providers: newProviders(cfg), Logger: log})
+		BaseURL: cfg.BaseURL, PublicURL: cfg.PublicURL(), Providers: newProviders(cfg), Logger: log})
 	return &operator{store: st, admin: svc}, nil
 }
 

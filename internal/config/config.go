@@ -56,6 +56,23 @@ type Config struct {
 	LemonSqueezyAPIURL string
 }
 
+// PublicURL is the service's address as people open it: LICENTIA_BASE_URL,
+// or without it the listen address over http, with a wildcard host read as
+// localhost. Console links start with it.
+func (c Config) PublicURL() string {
+	if c.BaseURL != "" {
+		return c.BaseURL
+	}
+	host, port, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return "http://" + c.Listen
+	}
+	if ip, err := netip.ParseAddr(host); host == "" || (err == nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
 // Load reads the configuration through getenv (os.Getenv in the binary, a
 // map in tests) and reports every problem at once.
 func Load(getenv func(string) string) (Config, error) {

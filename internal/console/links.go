@@ -1,5 +1,3 @@
-//go:build teamops
-
 package console
 
 import (
@@ -8,20 +6,6 @@ import (
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
 )
-
-// The kinds of link that set a password: the operator's setup link and a
-// member's invitation.
-const (
-	linkSetup      = "setup"
-	linkInvitation = "invitation"
-)
-
-func (s *Server) linkRoutes() {
-	s.open("GET /console/setup/{token}", s.linkPage(linkSetup))
-	s.openForm("POST /console/setup/{token}", s.useLink(linkSetup))
-	s.open("GET /console/join/{token}", s.linkPage(linkInvitation))
-	s.openForm("POST /console/join/{token}", s.useLink(linkInvitation))
-}
 
 type linkPage struct {
 	View   *admin.LinkView
@@ -33,7 +17,7 @@ type linkPage struct {
 
 // current reports whether a link takes the account's current password
 // rather than setting a new one.
-func current(lv *admin.LinkView) bool { return lv.Kind == linkInvitation && lv.HasPassword }
+func current(lv *admin.LinkView) bool { return lv.Kind == admin.LinkInvitation && lv.HasPassword }
 
 // linkPage opens a setup or invitation link: a form with the field
 // password. An unknown, used, revoked, replaced or expired link answers
@@ -50,7 +34,7 @@ func (s *Server) linkPage(kind string) publicFunc {
 
 func (s *Server) showLink(w http.ResponseWriter, r *http.Request, lv *admin.LinkView, p *problem) error {
 	title := "Join " + lv.OrgName
-	if lv.Kind == linkSetup {
+	if lv.Kind == admin.LinkSetup {
 		title = "Set your password"
 	}
 	// The form posts back to the path it came from, which holds the token;

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"net/http"
 
+	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
 )
 
@@ -21,7 +22,10 @@ func (s *Server) routes() {
 	s.open("GET /console/sign-in", s.signInPage)
 	s.openForm("POST /console/sign-in", s.signIn)
 	s.openForm("POST /console/sign-out", s.signOut)
-	s.linkRoutes()
+	s.open("GET /console/setup/{token}", s.linkPage(admin.LinkSetup))
+	s.openForm("POST /console/setup/{token}", s.useLink(admin.LinkSetup))
+	s.open("GET /console/join/{token}", s.linkPage(admin.LinkInvitation))
+	s.openForm("POST /console/join/{token}", s.useLink(admin.LinkInvitation))
 
 	s.open("GET /console/purchase", s.purchasePage)
 	s.openForm("POST /console/purchase", s.lookupPurchase)
@@ -66,7 +70,11 @@ func (s *Server) routes() {
 	s.form("POST /console/webhooks/{id}/delete", scope(licentia.ScopeWebhooksWrite), s.deleteWebhook)
 	s.form("POST /console/webhooks/{id}/deliveries/{deliveryId}/retry", scope(licentia.ScopeWebhooksWrite), s.retryDelivery)
 
-	s.teamRoutes()
+	s.page("GET /console/team", scope(licentia.ScopeMembersRead), s.team)
+	s.form("POST /console/team/invitations", scope(licentia.ScopeMembersWrite), s.invite)
+	s.form("POST /console/team/invitations/{id}/revoke", scope(licentia.ScopeMembersWrite), s.revokeInvitation)
+	s.form("POST /console/team/members/{id}/role", scope(licentia.ScopeMembersWrite), s.changeRole)
+	s.form("POST /console/team/members/{id}/remove", scope(licentia.ScopeMembersWrite), s.removeMember)
 
 	s.page("GET /console/audit", scope(licentia.ScopeAuditRead), s.audit)
 }

@@ -1,22 +1,11 @@
-//go:build teamops
-
 package console
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
 )
-
-func (s *Server) teamRoutes() {
-	s.page("GET /console/team", scope(licentia.ScopeMembersRead), s.team)
-	s.form("POST /console/team/invitations", scope(licentia.ScopeMembersWrite), s.invite)
-	s.form("POST /console/team/invitations/{id}/revoke", scope(licentia.ScopeMembersWrite), s.revokeInvitation)
-	s.form("POST /console/team/members/{id}/role", scope(licentia.ScopeMembersWrite), s.changeRole)
-	s.form("POST /console/team/members/{id}/remove", scope(licentia.ScopeMembersWrite), s.removeMember)
-}
 
 // acting is the member as the team operations take them: they read the
 // member's role again in their own transaction.
@@ -70,7 +59,8 @@ func (s *Server) showTeam(w http.ResponseWriter, r *http.Request, v *visit, p *p
 
 // invite invites an address with a role; the invitee gets a link by mail.
 func (s *Server) invite(w http.ResponseWriter, r *http.Request, v *visit) error {
-	in := admin.NewInvitation{Email: strings.TrimSpace(r.PostForm.Get("email")), Role: strings.TrimSpace(r.PostForm.Get("role"))}
+	var in admin.NewInvitation
+	decodeForm(r.PostForm, &in)
 	_, err := s.admin.Invite(r.Context(), v.acting(), in)
 	if p := refusal("invite", r, err); p != nil {
 		return s.showTeam(w, r, v, p)
@@ -93,7 +83,9 @@ func (s *Server) revokeInvitation(w http.ResponseWriter, r *http.Request, v *vis
 }
 
 func (s *Server) changeRole(w http.ResponseWriter, r *http.Request, v *visit) error {
-	_, err := s.admin.ChangeRole(r.Context(), v.acting(), r.PathValue("id"), strings.TrimSpace(r.PostForm.Get("role")))
+	var in admin.ChangeRole
+	decodeForm(r.PostForm, &in)
+	_, err := s.admin.ChangeMemberRole(r.Context(), v.acting(), r.PathValue("id"), in)
 	if p := refusal("members", r, err); p != nil {
 		return s.showTeam(w, r, v, p)
 	}

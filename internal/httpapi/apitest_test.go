@@ -30,6 +30,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
@@ -72,6 +73,9 @@ type testEnv struct {
 	hooks  *hookReceiver
 	// org is an organization on the business plan, made for every env.
 	org *licentia.Organization
+	// outbox is where invitations are written, unless envOptions.mail
+	// replaced it.
+	outbox string
 }
 
 type envOptions struct {
@@ -106,6 +110,8 @@ type envOptions struct {
 	// databaseTimeout, when set, bounds each request's work instead of the
 	// default.
 	databaseTimeout time.Duration
+	// mail, when set, sends invitations instead of the env's outbox.
+	mail mail.Sender
 	// webhooks adds a delivery worker and a TLS receiver on loopback that
 	// receiverHost (and silentHost, which never answers) are pinned to; the
 	// worker trusts only the receiver's certificate.
@@ -155,8 +161,13 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 	if o.noBaseURL {
 		baseURL = ""
 	}
+	outbox := filepath.Join(t.TempDir(), "outbox")
+	var sender mail.Sender = mail.NewOutbox(outbox, "")
+	if o.mail != nil {
+		sender = o.mail
+	}
 	svc := admin.New(admin.Options{Store: served, Clock: clk, Plans: licentia.DefaultPlans(), Keys: keys, Catalogue: cat,
-		BaseURL: baseURL, Providers: o.providers, Logger: log})
+		BaseURL: baseURL, PublicURL: testBaseURL, Providers: o.providers, Mail: sender, Logger: log})
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(clk)
 	if o.limiter != nil {
 		limiter = o.limiter
@@ -181,7 +192,7 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 	}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	e := &testEnv{srv: srv, api: api, store: st, admin: svc, clock: clk, logs: logs, master: master, keys: keys, cat: cat}
+	e := &testEnv{srv: srv, api: api, store: st, admin: svc, clock: clk, logs: logs, master: master, keys: keys, cat: cat, outbox: outbox}
 	if o.webhooks {
 		e.hooks = newHookReceiver(t)
 		e.worker = webhooks.NewWorker(webhooks.WorkerOptions{

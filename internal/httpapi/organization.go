@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
 )
 
@@ -75,19 +76,21 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := make([]memberJSON, len(members))
-	for i, m := range members {
-		out[i] = memberJSON{ID: m.ID, Email: m.Email, Role: m.Role, CreatedAt: licentia.FormatTime(m.CreatedAt)}
+	for i := range members {
+		out[i] = memberOf(&members[i])
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"members": out})
 	return nil
 }
 
 type invitationJSON struct {
-	ID        string        `json:"id"`
-	Email     string        `json:"email"`
-	Role      licentia.Role `json:"role"`
-	ExpiresAt string        `json:"expires_at"`
-	CreatedAt string        `json:"created_at"`
+	ID         string        `json:"id"`
+	Email      string        `json:"email"`
+	Role       licentia.Role `json:"role"`
+	ExpiresAt  string        `json:"expires_at"`
+	CreatedAt  string        `json:"created_at"`
+	AcceptedAt *string       `json:"accepted_at"`
+	RevokedAt  *string       `json:"revoked_at"`
 }
 
 func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request) error {
@@ -101,17 +104,92 @@ func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := make([]invitationJSON, len(invs))
-	for i, inv := range invs {
-		out[i] = invitationJSON{ID: inv.ID, Email: inv.Email, Role: inv.Role,
-			ExpiresAt: licentia.FormatTime(inv.ExpiresAt), CreatedAt: licentia.FormatTime(inv.CreatedAt)}
+	for i := range invs {
+		out[i] = invitationOf(&invs[i])
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"invitations": out})
 	return nil
 }
 
-// teamChange is never reached by a key: the route's scope, members:write, is
-// never held by one. It answers forbidden for any other caller until team
-// management lands.
-func (s *Server) teamChange(w http.ResponseWriter, r *http.Request) error {
-	return licentia.Errorf(licentia.CodeForbidden, "Team changes are made by a member of the organization.")
+// acting is the member an assistant acts as. Only a member reaches the
+// team-changing routes: their scope, members:write, is never a key's.
+func acting(r *http.Request) admin.Acting {
+	c := callerOf(r)
+	return admin.Acting{OrgID: c.OrgID, MemberID: c.MemberID, Assistant: c.Assistant}
+}
+
+type invitationAnswer struct {
+	Invitation invitationJSON `json:"invitation"`
+}
+
+func invitationOf(inv *licentia.Invitation) invitationJSON {
+	return invitationJSON{ID: inv.ID, Email: inv.Email, Role: inv.Role,
+		ExpiresAt: licentia.FormatTime(inv.ExpiresAt), CreatedAt: licentia.FormatTime(inv.CreatedAt),
+		AcceptedAt: licentia.FormatTimePtr(inv.AcceptedAt), RevokedAt: licentia.FormatTimePtr(inv.RevokedAt)}
+}
+
+func memberOf(m *licentia.Member) memberJSON {
+	return memberJSON{ID: m.ID, Email: m.Email, Role: m.Role, CreatedAt: licentia.FormatTime(m.CreatedAt)}
+}
+
+func (s *Server) invite(w http.ResponseWriter, r *http.Request) error {
+	var in admin.NewInvitation
+	if err := decode(r, nil, &in); err != nil {
+		return err
+	}
+	inv, err := s.admin.Invite(r.Context(), acting(r), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, invitationAnswer{Invitation: invitationOf(inv)})
+	return nil
+}
+
+// teamPathID checks the caller's role before the path, so a role that
+// cannot change the team hears so whatever it sends (403 comes before 400).
+func (s *Server) teamPathID(r *http.Request) (string, error) {
+	if err := s.admin.CanChangeTeam(r.Context(), acting(r)); err != nil {
+		return "", err
+	}
+	return pathIDOnly(r)
+}
+
+func (s *Server) revokeInvitation(w http.ResponseWriter, r *http.Request) error {
+	id, err := s.teamPathID(r)
+	if err != nil {
+		return err
+	}
+	inv, err := s.admin.RevokeInvitation(r.Context(), acting(r), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, invitationAnswer{Invitation: invitationOf(inv)})
+	return nil
+}
+
+func (s *Server) changeMemberRole(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	id := pathUUID(r, "id", &is)
+	var in admin.ChangeRole
+	if err := decode(r, is, &in); err != nil {
+		return err
+	}
+	m, err := s.admin.ChangeMemberRole(r.Context(), acting(r), id, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"member": memberOf(m)})
+	return nil
+}
+
+func (s *Server) removeMember(w http.ResponseWriter, r *http.Request) error {
+	id, err := s.teamPathID(r)
+	if err != nil {
+		return err
+	}
+	if err := s.admin.RemoveMember(r.Context(), acting(r), id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

@@ -31,7 +31,7 @@ func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 		}
 		subject := "addr:" + s.clientAddr(r)
 		if authErr == nil {
-			subject = "key:" + caller.KeyID
+			subject = caller.RateSubject()
 		}
 		if !s.allow(w, r, ratelimit.Admin, subject+"|"+pattern) {
 			return
@@ -40,10 +40,13 @@ func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 			s.writeError(w, r, authErr)
 			return
 		}
-		if !caller.HasScope(scope) {
+		// A member's team change is judged by the operation, which answers
+		// insufficient_role naming their role; a key never holds the scope.
+		teamByMember := scope == licentia.ScopeMembersWrite && caller.IsMember()
+		if !caller.HasScope(scope) && !teamByMember {
 			s.writeError(w, r, &licentia.Error{
 				Code:    licentia.CodeInsufficientScope,
-				Message: "The API key lacks a scope this route needs.",
+				Message: "The caller lacks a scope this route needs.",
 				Details: map[string]any{"missing": []licentia.Scope{scope}},
 			})
 			return

@@ -51,10 +51,10 @@ func (s *Server) routes() {
 
 	// Team changes are made only by a member (through an AI assistant); no
 	// key holds members:write, so every key gets 403 insufficient_scope.
-	s.handle("POST /v1/admin/invitations", licentia.ScopeMembersWrite, s.teamChange)
-	s.handle("POST /v1/admin/invitations/{id}/revoke", licentia.ScopeMembersWrite, s.teamChange)
-	s.handle("PUT /v1/admin/members/{id}/role", licentia.ScopeMembersWrite, s.teamChange)
-	s.handle("DELETE /v1/admin/members/{id}", licentia.ScopeMembersWrite, s.teamChange)
+	s.handle("POST /v1/admin/invitations", licentia.ScopeMembersWrite, s.invite)
+	s.handle("POST /v1/admin/invitations/{id}/revoke", licentia.ScopeMembersWrite, s.revokeInvitation)
+	s.handle("PUT /v1/admin/members/{id}/role", licentia.ScopeMembersWrite, s.changeMemberRole)
+	s.handle("DELETE /v1/admin/members/{id}", licentia.ScopeMembersWrite, s.removeMember)
 
 	s.handle("GET /v1/admin/integrations", licentia.ScopeProviderRead, s.listIntegrations)
 	s.handle("GET /v1/admin/integrations/{id}/mappings", licentia.ScopeProviderRead, s.listMappings)

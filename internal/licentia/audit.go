@@ -16,8 +16,8 @@ const (
 	ActorSystem      ActorType = "system"
 	ActorMember      ActorType = "member"
 	ActorProvider    ActorType = "provider"
-	// ActorCustomer is a buyer on the customer page, who has no account:
-	// the order id and email address were the credential.
+	// ActorCustomer is a customer acting on their purchase from the
+	// console's customer page; it has no id.
 	ActorCustomer ActorType = "customer"
 )
 
@@ -34,11 +34,11 @@ func APIKeyActor(id string) Actor { return Actor{Type: ActorAPIKey, ID: &id} }
 // console or through an AI assistant.
 func MemberActor(id string) Actor { return Actor{Type: ActorMember, ID: &id} }
 
+// CustomerActor is the actor of the console's customer page.
+var CustomerActor = Actor{Type: ActorCustomer}
+
 // OperatorActor is the actor of operator commands.
 var OperatorActor = Actor{Type: ActorOperator}
-
-// CustomerActor is the actor of a buyer's change on the customer page.
-var CustomerActor = Actor{Type: ActorCustomer}
 
 // AuditEntry is one line of an organization's or a licence's audit log,
 // written in the same transaction as the change it records.
@@ -58,6 +58,18 @@ type AuditEntry struct {
 const (
 	AuditOrganizationCreated = "organization.created"
 	AuditMemberAdded         = "member.added"
+	AuditMemberRoleChanged   = "member.role_changed"
+	AuditMemberRemoved       = "member.removed"
+	// AuditMemberLoginLinkCreated records a setup link made for a member;
+	// AuditMemberPasswordSet records one used.
+	AuditMemberLoginLinkCreated = "member.login_link_created"
+	AuditMemberPasswordSet      = "member.password_set"
+	AuditInvitationCreated      = "invitation.created"
+	// AuditGrantCreated and AuditGrantRevoked record a member letting an
+	// AI assistant act as them, and ending it.
+	AuditGrantCreated      = "grant.created"
+	AuditGrantRevoked      = "grant.revoked"
+	AuditInvitationRevoked = "invitation.revoked"
 
 	AuditAPIKeyCreated = "api_key.created"
 	AuditAPIKeyRevoked = "api_key.revoked"

@@ -32,3 +32,24 @@ func CheckEmail(s string) string {
 	}
 	return ""
 }
+
+// SameEmail reports whether two addresses are one, as the database's unique
+// indexes compare them: ASCII letters folded, nothing else.
+func SameEmail(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range len(a) {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}

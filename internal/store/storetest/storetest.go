@@ -93,6 +93,20 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Mappings", testMappings},
 		{"IntegrationIsolation", testIntegrationIsolation},
 		{"ProviderEvents", testProviderEvents},
+		{"Member", testMember},
+		{"Memberships", testMemberships},
+		{"SetMemberRole", testSetMemberRole},
+		{"DeleteMember", testDeleteMember},
+		{"Invitations", testInvitations},
+		{"RevokeInvitation", testRevokeInvitation},
+		{"AcceptInvitation", testAcceptInvitation},
+		{"CountInvitationsSince", testCountInvitationsSince},
+		{"TeamMalformedIDs", testTeamMalformedIDs},
+		{"Accounts", testAccounts},
+		{"SetAccountPassword", testSetAccountPassword},
+		{"LoginLinks", testLoginLinks},
+		{"Sessions", testSessions},
+		{"DeleteStaleSessions", testDeleteStaleSessions},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
 	}
