@@ -189,13 +189,14 @@ type Tx interface {
 	// CreateOrganization answers conflict when the slug is taken.
 	CreateOrganization(ctx context.Context, o *licentia.Organization) error
 	CreateMember(ctx context.Context, m *licentia.Member) error
-	// CreateInvitation writes an invitation with its token hash and sender.
+	// CreateInvitation writes an invitation with its token hash and sender;
+	// a taken id or token answers conflict.
 	CreateInvitation(ctx context.Context, inv *licentia.Invitation) error
 	// SetMemberRole changes a member's role; another organization's or a
 	// missing member answers member_not_found.
 	SetMemberRole(ctx context.Context, orgID, id string, role licentia.Role) error
-	// DeleteMember removes a member; another organization's or a missing
-	// member answers member_not_found.
+	// DeleteMember removes a member and its login links; another
+	// organization's or a missing member answers member_not_found.
 	DeleteMember(ctx context.Context, orgID, id string) error
 	// RevokeInvitation sets revoked_at on an invitation neither accepted
 	// nor revoked and reports whether it changed; another organization's or
@@ -225,16 +226,21 @@ type Tx interface {
 	// RevokeMemberGrants ends every grant of a member and reports how
 	// many it ended.
 	RevokeMemberGrants(ctx context.Context, orgID, memberID string, at time.Time) (int64, error)
-	// CreateLoginLink writes a login link with its token hash.
+	// CreateLoginLink writes a login link with its token hash; a taken id
+	// or token answers conflict.
 	CreateLoginLink(ctx context.Context, l *licentia.LoginLink) error
 	// UseLoginLink sets used_at on an unused link and reports whether it
-	// changed, so a link is used once even when two requests race.
+	// changed, so a link is used once even when two requests race; a
+	// missing one answers not_found.
 	UseLoginLink(ctx context.Context, id string, at time.Time) (bool, error)
-	// CreateSession writes a session with its token hash.
+	// CreateSession writes a session with its token hash; a taken id or
+	// token answers conflict.
 	CreateSession(ctx context.Context, s *licentia.Session) error
-	// TouchSession sets a session's last_seen_at.
+	// TouchSession sets a session's last_seen_at; a missing one answers
+	// not_found.
 	TouchSession(ctx context.Context, id string, at time.Time) error
-	// SetSessionOrganization sets the organization a session looks at.
+	// SetSessionOrganization sets the organization a session looks at; a
+	// missing session answers not_found.
 	SetSessionOrganization(ctx context.Context, id, orgID string) error
 	// DeleteSession ends one session; a missing one is no error.
 	DeleteSession(ctx context.Context, id string) error

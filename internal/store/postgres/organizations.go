@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -50,57 +49,6 @@ func (r reader) OrganizationBySlug(ctx context.Context, slug string) (*licentia.
 	return o, nil
 }
 
-func scanMember(row pgx.Row) (*licentia.Member, error) {
-	var m licentia.Member
-	if err := row.Scan(&m.ID, &m.OrgID, &m.Email, &m.Role, &m.CreatedAt); err != nil {
-		return nil, err
-	}
-	m.CreatedAt = m.CreatedAt.UTC()
-	return &m, nil
-}
-
-func (r reader) Members(ctx context.Context, orgID string) ([]licentia.Member, error) {
-	if !isID(orgID) {
-		return nil, nil
-	}
-	rows, err := r.q.Query(ctx, `SELECT id, org_id, email, role, created_at FROM members
-		WHERE org_id = $1 ORDER BY created_at, id`, orgID)
-	if err != nil {
-		return nil, fmt.Errorf("list members: %w", err)
-	}
-	out, err := collect(rows, scanMember)
-	if err != nil {
-		return nil, fmt.Errorf("list members: %w", err)
-	}
-	return out, nil
-}
-
-func scanInvitation(row pgx.Row) (*licentia.Invitation, error) {
-	var inv licentia.Invitation
-	if err := row.Scan(&inv.ID, &inv.OrgID, &inv.Email, &inv.Role, &inv.ExpiresAt, &inv.CreatedAt); err != nil {
-		return nil, err
-	}
-	inv.ExpiresAt, inv.CreatedAt = inv.ExpiresAt.UTC(), inv.CreatedAt.UTC()
-	return &inv, nil
-}
-
-func (r reader) PendingInvitations(ctx context.Context, orgID string, now time.Time) ([]licentia.Invitation, error) {
-	if !isID(orgID) {
-		return nil, nil
-	}
-	rows, err := r.q.Query(ctx, `SELECT id, org_id, email, role, expires_at, created_at FROM invitations
-		WHERE org_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > $2
-		ORDER BY created_at, id`, orgID, ms(now))
-	if err != nil {
-		return nil, fmt.Errorf("list invitations: %w", err)
-	}
-	out, err := collect(rows, scanInvitation)
-	if err != nil {
-		return nil, fmt.Errorf("list invitations: %w", err)
-	}
-	return out, nil
-}
-
 func (r reader) Setting(ctx context.Context, name string) (string, error) {
 	var v string
 	err := r.q.QueryRow(ctx, `SELECT value FROM settings WHERE name = $1`, name).Scan(&v)
@@ -144,29 +92,6 @@ func (t *tx) CreateOrganization(ctx context.Context, o *licentia.Organization) e
 	}
 	if err != nil {
 		return fmt.Errorf("create organization: %w", err)
-	}
-	return nil
-}
-
-func (t *tx) CreateMember(ctx context.Context, m *licentia.Member) error {
-	_, err := t.tx.Exec(ctx, `INSERT INTO members (id, org_id, email, role, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		m.ID, m.OrgID, m.Email, m.Role, ms(m.CreatedAt))
-	if isUnique(err) {
-		return licentia.Errorf(licentia.CodeConflict, "This address is already a member.")
-	}
-	if err != nil {
-		return fmt.Errorf("create member: %w", err)
-	}
-	return nil
-}
-
-func (t *tx) CreateInvitation(ctx context.Context, inv *licentia.Invitation) error {
-	_, err := t.tx.Exec(ctx, `INSERT INTO invitations (id, org_id, email, role, expires_at, created_at, accepted_at, revoked_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		inv.ID, inv.OrgID, inv.Email, inv.Role, ms(inv.ExpiresAt), ms(inv.CreatedAt),
-		msPtr(inv.AcceptedAt), msPtr(inv.RevokedAt))
-	if err != nil {
-		return fmt.Errorf("create invitation: %w", err)
 	}
 	return nil
 }

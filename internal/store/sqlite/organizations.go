@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
@@ -42,47 +41,6 @@ func (r reader) OrganizationBySlug(ctx context.Context, slug string) (*licentia.
 	return o, nil
 }
 
-func (r reader) Members(ctx context.Context, orgID string) ([]licentia.Member, error) {
-	rows, err := r.q.QueryContext(ctx, `SELECT id, org_id, email, role, created_at FROM members
-		WHERE org_id = ? ORDER BY created_at, id`, orgID)
-	if err != nil {
-		return nil, fmt.Errorf("list members: %w", err)
-	}
-	defer rows.Close()
-	var out []licentia.Member
-	for rows.Next() {
-		var m licentia.Member
-		var created int64
-		if err := rows.Scan(&m.ID, &m.OrgID, &m.Email, &m.Role, &created); err != nil {
-			return nil, fmt.Errorf("list members: %w", err)
-		}
-		m.CreatedAt = store.FromMillis(created)
-		out = append(out, m)
-	}
-	return out, rows.Err()
-}
-
-func (r reader) PendingInvitations(ctx context.Context, orgID string, now time.Time) ([]licentia.Invitation, error) {
-	rows, err := r.q.QueryContext(ctx, `SELECT id, org_id, email, role, expires_at, created_at FROM invitations
-		WHERE org_id = ? AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ?
-		ORDER BY created_at, id`, orgID, store.Millis(now))
-	if err != nil {
-		return nil, fmt.Errorf("list invitations: %w", err)
-	}
-	defer rows.Close()
-	var out []licentia.Invitation
-	for rows.Next() {
-		var inv licentia.Invitation
-		var expires, created int64
-		if err := rows.Scan(&inv.ID, &inv.OrgID, &inv.Email, &inv.Role, &expires, &created); err != nil {
-			return nil, fmt.Errorf("list invitations: %w", err)
-		}
-		inv.ExpiresAt, inv.CreatedAt = store.FromMillis(expires), store.FromMillis(created)
-		out = append(out, inv)
-	}
-	return out, rows.Err()
-}
-
 func (r reader) Setting(ctx context.Context, name string) (string, error) {
 	var v string
 	err := r.q.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = ?`, name).Scan(&v)
@@ -107,29 +65,6 @@ func (t *tx) CreateOrganization(ctx context.Context, o *licentia.Organization) e
 	}
 	if err != nil {
 		return fmt.Errorf("create organization: %w", err)
-	}
-	return nil
-}
-
-func (t *tx) CreateMember(ctx context.Context, m *licentia.Member) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO members (id, org_id, email, role, created_at) VALUES (?, ?, ?, ?, ?)`,
-		m.ID, m.OrgID, m.Email, m.Role, store.Millis(m.CreatedAt))
-	if isUnique(err) {
-		return licentia.Errorf(licentia.CodeConflict, "This address is already a member.")
-	}
-	if err != nil {
-		return fmt.Errorf("create member: %w", err)
-	}
-	return nil
-}
-
-func (t *tx) CreateInvitation(ctx context.Context, inv *licentia.Invitation) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO invitations (id, org_id, email, role, expires_at, created_at, accepted_at, revoked_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		inv.ID, inv.OrgID, inv.Email, inv.Role, store.Millis(inv.ExpiresAt), store.Millis(inv.CreatedAt),
-		store.MillisPtr(inv.AcceptedAt), store.MillisPtr(inv.RevokedAt))
-	if err != nil {
-		return fmt.Errorf("create invitation: %w", err)
 	}
 	return nil
 }

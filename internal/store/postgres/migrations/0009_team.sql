@@ -8,6 +8,7 @@ CREATE TABLE accounts (
     updated_at    timestamptz NOT NULL
 );
 CREATE UNIQUE INDEX accounts_email ON accounts (lower(email COLLATE "C"));
+CREATE INDEX members_by_email ON members (lower(email COLLATE "C"));
 
 ALTER TABLE invitations ADD COLUMN token_hash bytea;
 ALTER TABLE invitations ADD COLUMN invited_by uuid;
@@ -35,3 +36,4 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_by_account ON sessions (account_id);
 CREATE INDEX sessions_by_last_seen ON sessions (last_seen_at);
+CREATE INDEX sessions_by_expiry ON sessions (expires_at);

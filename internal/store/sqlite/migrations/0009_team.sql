@@ -11,6 +11,9 @@ CREATE TABLE accounts (
     updated_at    INTEGER NOT NULL
 );
 CREATE UNIQUE INDEX accounts_email ON accounts (lower(email));
+-- Signing in lists an address's memberships in every organization;
+-- members_email leads with org_id, so it cannot find them.
+CREATE INDEX members_by_email ON members (lower(email));
 
 -- An invitation's link token, stored hashed (SHA-256); null on invitations
 -- written before links existed, which no link can accept. invited_by is the
@@ -47,3 +50,4 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_by_account ON sessions (account_id);
 CREATE INDEX sessions_by_last_seen ON sessions (last_seen_at);
+CREATE INDEX sessions_by_expiry ON sessions (expires_at);
