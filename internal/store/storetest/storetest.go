@@ -107,6 +107,12 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LoginLinks", testLoginLinks},
 		{"Sessions", testSessions},
 		{"DeleteStaleSessions", testDeleteStaleSessions},
+		{"AssistantTokens", testAssistantTokens},
+		{"UseAssistantToken", testUseAssistantToken},
+		{"UseAssistantTokenRace", testUseAssistantTokenRace},
+		{"RevokeGrant", testRevokeGrant},
+		{"RevokeMemberGrants", testRevokeMemberGrants},
+		{"Grants", testGrants},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
 	}
