@@ -81,23 +81,29 @@ func (r reader) AuditPage(ctx context.Context, orgID string, before *string, lim
 // dayMillis is one day in the milliseconds times are stored in.
 const dayMillis = 24 * 60 * 60 * 1000
 
+// auditByDaySQL counts entries of n actions, named :a0 to :a<n-1>, per
+// day. The entries since are found from the newest backwards along
+// audit_log_by_org, so the read is as long as the days it counts.
+func auditByDaySQL(n int) string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = ":a" + strconv.Itoa(i)
+	}
+	return `SELECT at / ` + strconv.Itoa(dayMillis) + ` AS day, action, count(*) FROM audit_log
+		WHERE org_id = :org AND at >= :since AND action IN (` + strings.Join(names, ", ") + `)
+		AND seq > COALESCE((SELECT seq FROM audit_log WHERE org_id = :org AND at < :since ORDER BY seq DESC LIMIT 1), 0)
+		GROUP BY day, action ORDER BY day, action`
+}
+
 func (r reader) AuditByDay(ctx context.Context, orgID string, actions []string, since time.Time) ([]store.AuditDay, error) {
 	if len(actions) == 0 {
 		return nil, nil
 	}
 	args := []any{sql.Named("org", orgID), sql.Named("since", store.Millis(since))}
-	names := make([]string, len(actions))
 	for i, a := range actions {
-		names[i] = ":a" + strconv.Itoa(i)
-		args = append(args, sql.Named(names[i][1:], a))
+		args = append(args, sql.Named("a"+strconv.Itoa(i), a))
 	}
-	marks := strings.Join(names, ", ")
-	// The entries since are found from the newest backwards along
-	// audit_log_by_org, so the read is as long as the days it counts.
-	rows, err := r.q.QueryContext(ctx, `SELECT at / `+strconv.Itoa(dayMillis)+` AS day, action, count(*) FROM audit_log
-		WHERE org_id = :org AND at >= :since AND action IN (`+marks+`)
-		AND seq > COALESCE((SELECT seq FROM audit_log WHERE org_id = :org AND at < :since ORDER BY seq DESC LIMIT 1), 0)
-		GROUP BY day, action ORDER BY day, action`, args...)
+	rows, err := r.q.QueryContext(ctx, auditByDaySQL(len(actions)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("audit by day: %w", err)
 	}
