@@ -76,10 +76,10 @@ func TestSignInNext(t *testing.T) {
 		t.Fatalf("sign-in page does not carry next:\n%s", page.body)
 	}
 	for next, want := range map[string]string{
-		"/console/licences?q=ada":  "/console/licences?q=ada",
-		"https://evil.example/":    "/console/",
-		"//evil.example/console/":  "/console/",
-		"/oauth/authorize?x=1":     "/oauth/authorize?x=1",
+		"/console/licences?q=ada": "/console/licences?q=ada",
+		"https://evil.example/":   "/console/",
+		"//evil.example/console/": "/console/",
+		"/oauth/authorize?x=1":    "/oauth/authorize?x=1",
 	} {
 		c := e.client()
 		a := c.post(t, "/console/sign-in", url.Values{"email": {"owner@acme.example"}, "password": {password}, "next": {next}})
