@@ -393,3 +393,14 @@ func wantSeeOther(t *testing.T, what string, a answer, location string) {
 		t.Fatalf("%s: %d to %q, want 303 to %q:\n%s", what, a.status, a.location(), location, a.body)
 	}
 }
+
+// otherOrg is a second organization, owned by boss@beta.example.
+func (e *env) otherOrg(t *testing.T) *licentia.Organization {
+	t.Helper()
+	o, err := e.admin.CreateOrganization(t.Context(), licentia.OperatorActor, admin.NewOrganization{
+		Name: "Beta Works", Slug: "beta", Plan: licentia.PlanBusiness, OwnerEmail: "boss@beta.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
