@@ -131,11 +131,10 @@ func (s *Service) openLink(ctx context.Context, r store.Reader, kind, token stri
 	}
 	v.OrgName = o.Name
 	a, err := r.AccountByEmail(ctx, v.Email)
-	switch licentia.ErrorCode(err) {
-	case "":
+	switch {
+	case err == nil:
 		v.account, v.HasPassword = a, a.PasswordHash != ""
-	case licentia.CodeNotFound:
-	default:
+	case licentia.ErrorCode(err) != licentia.CodeNotFound:
 		return nil, err
 	}
 	return v, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -240,7 +241,18 @@ func TestOrgCreate(t *testing.T) {
 	if at, _ := got["created_at"].(string); !timeRE.MatchString(at) {
 		t.Errorf("created_at = %q, want the answer time format", at)
 	}
-	want := map[string]any{"id": id, "name": "Org acme", "slug": "acme", "plan": "indie", "created_at": got["created_at"]}
+	// The owner's one-time setup link, valid 24 hours, at the listen
+	// address when no base URL is set.
+	setup, _ := got["setup_url"].(string)
+	if !setupURL.MatchString(setup) {
+		t.Errorf("setup_url = %q, want http://127.0.0.1:8080/console/setup/<43 base62>", setup)
+	}
+	created, _ := time.Parse(time.RFC3339, got["created_at"].(string))
+	if exp, _ := time.Parse(time.RFC3339, fmt.Sprint(got["setup_expires_at"])); exp.Sub(created) < 24*time.Hour || exp.Sub(created) > 24*time.Hour+time.Second {
+		t.Errorf("setup_expires_at = %v, created_at %v: want 24 hours after", got["setup_expires_at"], got["created_at"])
+	}
+	want := map[string]any{"id": id, "name": "Org acme", "slug": "acme", "plan": "indie", "created_at": got["created_at"],
+		"setup_url": setup, "setup_expires_at": got["setup_expires_at"]}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("org create output mismatch (-want +got):\n%s", diff)
 	}
@@ -484,7 +496,8 @@ func TestOperatorAudit(t *testing.T) {
 			t.Errorf("%s actor = %s, want {\"type\":\"operator\",\"id\":null}", e.Action, actor)
 		}
 	}
-	want := []string{licentia.AuditOrganizationCreated, licentia.AuditMemberAdded, licentia.AuditAPIKeyCreated, licentia.AuditAPIKeyRevoked}
+	want := []string{licentia.AuditOrganizationCreated, licentia.AuditMemberAdded, licentia.AuditMemberLoginLinkCreated,
+		licentia.AuditAPIKeyCreated, licentia.AuditAPIKeyRevoked}
 	if diff := cmp.Diff(want, actions); diff != "" {
 		t.Errorf("audit actions mismatch (-want +got):\n%s", diff)
 	}

@@ -38,6 +38,8 @@ type App struct {
 	http     *http.Server
 	debug    *debugServer
 	jobs     []job
+	// mail sends the invitations of the admin service.
+	mail mail.Sender
 }
 
 // NewApp wires the service from env and starts listening. When it fails,
@@ -116,7 +118,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
+	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, mail: sender, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
 		Handler:           srv,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       httpapi.ReadTimeout,

@@ -97,12 +97,12 @@ func TestInvitations(t *testing.T) {
 	addInvitation(t, e.store, e.org.ID, "ffffffff-0000-4000-8000-000000000002", "first@acme.example", start, start.Add(time.Hour))
 	addInvitation(t, e.store, e.org.ID, "11111111-0000-4000-8000-000000000002", "expired@acme.example", start.Add(-48*time.Hour), start.Add(-time.Millisecond))
 	e.run(t, scenario{call: list, wantStatus: http.StatusOK, wantBody: `{"invitations":[
-		{"id":"ffffffff-0000-4000-8000-000000000002","email":"first@acme.example","role":"admin","expires_at":"2026-03-02T10:00:00.000Z","created_at":"2026-03-02T09:00:00.000Z"},
-		{"id":"00000000-0000-4000-8000-000000000002","email":"second@acme.example","role":"admin","expires_at":"2026-03-09T09:00:00.000Z","created_at":"2026-03-02T09:01:00.000Z"}]}`})
+		{"id":"ffffffff-0000-4000-8000-000000000002","email":"first@acme.example","role":"admin","expires_at":"2026-03-02T10:00:00.000Z","created_at":"2026-03-02T09:00:00.000Z","accepted_at":null,"revoked_at":null},
+		{"id":"00000000-0000-4000-8000-000000000002","email":"second@acme.example","role":"admin","expires_at":"2026-03-09T09:00:00.000Z","created_at":"2026-03-02T09:01:00.000Z","accepted_at":null,"revoked_at":null}]}`})
 
 	e.clock.Set(start.Add(time.Hour))
 	e.run(t, scenario{call: list, wantStatus: http.StatusOK, wantBody: `{"invitations":[
-		{"id":"00000000-0000-4000-8000-000000000002","email":"second@acme.example","role":"admin","expires_at":"2026-03-09T09:00:00.000Z","created_at":"2026-03-02T09:01:00.000Z"}]}`})
+		{"id":"00000000-0000-4000-8000-000000000002","email":"second@acme.example","role":"admin","expires_at":"2026-03-09T09:00:00.000Z","created_at":"2026-03-02T09:01:00.000Z","accepted_at":null,"revoked_at":null}]}`})
 }
 
 // TestOrganizationIsolation: a key sees only its own organization, team and

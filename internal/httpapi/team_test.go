@@ -408,7 +408,8 @@ func TestInvitationLimits(t *testing.T) {
 		}
 	}
 	mailed := len(e.mails(t))
-	e.clock.Advance(24 * time.Hour)
+	e.clock.Advance(24*time.Hour + time.Millisecond)
+	tok = e.assistantToken(t, indie.ID, "owner@indie.example") // the first lasted an hour
 	e.run(t, scenario{call: invite(tok, "a@indie.example", licentia.RoleViewer), wantStatus: http.StatusCreated})
 
 	// 20 per organization in 24 hours.
@@ -459,7 +460,7 @@ func TestMemberRoleAtEachRequest(t *testing.T) {
 	// Support still reads and writes licences; not products (and an
 	// assistant never writes products or anonymises).
 	other.run(t, scenario{call: call{method: "GET", path: "/v1/admin/members", key: tok}, wantStatus: http.StatusOK})
-	other.run(t, scenario{call: call{method: "POST", path: "/v1/admin/products", key: ownerTok, body: map[string]any{"id": "app", "name": "App"}},
+	other.run(t, scenario{call: call{method: "POST", path: "/v1/admin/products", key: ownerTok, body: map[string]any{"id": "app", "name": "App", "key_prefix": "APP", "current_major": 1}},
 		wantStatus: http.StatusForbidden, wantCode: licentia.CodeInsufficientScope, wantDetails: map[string]any{"missing": []any{"products:write"}}})
 
 	e.run(t, scenario{call: removeMember(ownerTok, id), wantStatus: http.StatusNoContent})
