@@ -54,7 +54,7 @@ func TestInviteAndJoin(t *testing.T) {
 		wantSeeOther(t, "sign in", a, "/console/")
 
 		log := owner.get(t, "/console/audit")
-		for _, action := range []string{"member.invited", "member.added"} {
+		for _, action := range []string{"invitation.created", "member.added"} {
 			if !strings.Contains(log.body, action) {
 				t.Errorf("audit log lacks %s:\n%s", action, log.body)
 			}
