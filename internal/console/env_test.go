@@ -404,3 +404,5 @@ func (e *env) otherOrg(t *testing.T) *licentia.Organization {
 	}
 	return o
 }
+
+func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
