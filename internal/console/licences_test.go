@@ -176,7 +176,7 @@ func TestLicenceOfAnotherOrganization(t *testing.T) {
 	e.product(t, other.ID, "their-app", "THEIR")
 	theirs := e.issue(t, other.ID, "their-app", "x@example.com")
 	for _, a := range []answer{
-		c.get(t, "/console/licences/" + theirs.Licence.ID),
+		c.get(t, "/console/licences/"+theirs.Licence.ID),
 		c.post(t, "/console/licences/"+theirs.Licence.ID+"/revoke", url.Values{"reason": {"x"}}),
 		c.get(t, "/console/licences/not-a-uuid"),
 	} {
