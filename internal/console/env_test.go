@@ -52,6 +52,7 @@ const shopKey = "sk_test_51ConsoleShopKeyForTestsOnly"
 // services, mail to an outbox whose links it keeps, and a real TLS server.
 type env struct {
 	srv       *httptest.Server
+	console   *console.Server
 	store     store.Store
 	admin     *admin.Service
 	act       *activation.Service
@@ -135,6 +136,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if err != nil {
 		t.Fatalf("console.New() error = %v", err)
 	}
+	e.console = c
 	if o.plain {
 		e.srv = httptest.NewServer(c.Handler())
 	} else {

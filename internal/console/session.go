@@ -180,3 +180,20 @@ func (s *Server) clearCookie(w http.ResponseWriter) {
 		HttpOnly: true, Secure: s.secure, SameSite: http.SameSiteLaxMode,
 	})
 }
+
+// SweepSessions deletes the sessions past their idle or absolute end,
+// which no request will find again, and reports how many. Serve runs it
+// now and then; expiry does not wait for it.
+func (s *Server) SweepSessions(ctx context.Context) (int64, error) {
+	now := s.now()
+	var n int64
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		n, err = tx.DeleteStaleSessions(ctx, now.Add(-SessionIdle), now)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sweep sessions: %w", err)
+	}
+	return n, nil
+}

@@ -224,3 +224,25 @@ func TestRoleReadOnEveryRequest(t *testing.T) {
 	wantStatus(t, "invite as a viewer", c.post(t, "/console/team/invitations",
 		url.Values{"email": {"x@acme.example"}, "role": {"viewer"}}), http.StatusForbidden)
 }
+
+// The sweep deletes the sessions no request can use any more, and only
+// those.
+func TestSweepSessions(t *testing.T) {
+	onEngines(t, func(t *testing.T, o envOptions) {
+		e := newEnv(t, o)
+		idle := e.owner(t)
+		e.clock.Advance(time.Hour)
+		busy := e.as(t, licentia.RoleViewer)
+		e.clock.Advance(console.SessionIdle - time.Hour + time.Millisecond)
+		n, err := e.console.SweepSessions(t.Context())
+		if err != nil || n != 1 {
+			t.Fatalf("SweepSessions() = %d, %v; want the one idle session", n, err)
+		}
+		if idle.storedSession(t) != nil || busy.storedSession(t) == nil {
+			t.Error("the sweep deleted the wrong session")
+		}
+		if !busy.signedIn(t) {
+			t.Error("the session the sweep kept does not work")
+		}
+	})
+}
