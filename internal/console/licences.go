@@ -44,6 +44,10 @@ func (s *Server) showLicences(w http.ResponseWriter, r *http.Request, v *visit, 
 		var q admin.FindQuery
 		decodeForm(page.Query, &q)
 		ls, err := s.admin.FindLicences(ctx, v.orgID(), q)
+		if fp := refusal("find", r, err); fp != nil && p == nil {
+			return s.render(w, r, fp.Status, "licences", &view{Title: "Licences", Section: "licences", Visit: v,
+				Data: page, problem: fp})
+		}
 		if err != nil {
 			return err
 		}

@@ -186,3 +186,14 @@ func TestLicenceOfAnotherOrganization(t *testing.T) {
 		t.Error("another organization's licence was revoked")
 	}
 }
+
+// A find the operation refuses shows its problem over the find form.
+func TestFindRefused(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.owner(t)
+	a := c.get(t, "/console/licences?q="+strings.Repeat("x", 2049))
+	wantStatus(t, "find too long a query", a, http.StatusBadRequest)
+	if !strings.Contains(a.body, "must be 1 to 2048 characters") {
+		t.Errorf("refused find lacks the rule:\n%s", a.body)
+	}
+}
