@@ -247,6 +247,16 @@ func (p *process) waitFor(t *testing.T, path string) {
 	for {
 		select {
 		case <-p.exited:
+			if p.portTaken() {
+				// Another program took the port between freeAddr and the
+				// process's start: start again on another, which a process
+				// restarted later keeps.
+				p.addr = freeAddr(t)
+				p.env = append(p.env, "LICENTIA_LISTEN="+p.addr)
+				fmt.Fprintf(p.log, "--- port taken, moved to %s ---\n", p.addr)
+				p.launch(t)
+				continue
+			}
 			t.Fatalf("serve %s exited while starting:\n%s", p.name, lastLines(p.log.String(), 40))
 		default:
 		}
@@ -262,6 +272,16 @@ func (p *process) waitFor(t *testing.T, path string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// portTaken reports whether the process's last start failed because its
+// address was in use.
+func (p *process) portTaken() bool {
+	out := p.log.String()
+	if i := strings.LastIndex(out, "--- "); i >= 0 {
+		out = out[i:]
+	}
+	return strings.Contains(out, "address already in use")
 }
 
 func describe(resp *http.Response, err error) string {
