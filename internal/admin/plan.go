@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
@@ -25,7 +26,7 @@ const (
 // many places the organization uses at now.
 type planRule struct {
 	limit func(licentia.Limits) int64
-	used  func(ctx context.Context, tx store.Tx, orgID string, now time.Time) (int64, error)
+	used  func(ctx context.Context, r store.Reader, orgID string, now time.Time) (int64, error)
 }
 
 // planRules holds what counts against each limit, one line a resource.
@@ -40,37 +41,37 @@ var planRules = map[resource]planRule{
 
 // countActiveLicences counts the licences derived active or trial, and the
 // subscription licences whose subscription ended less than 30 days ago.
-func countActiveLicences(ctx context.Context, tx store.Tx, orgID string, now time.Time) (int64, error) {
-	return tx.PlanLicenceCount(ctx, orgID, now)
+func countActiveLicences(ctx context.Context, r store.Reader, orgID string, now time.Time) (int64, error) {
+	return r.PlanLicenceCount(ctx, orgID, now)
 }
 
 // countProducts counts every product: none is ever deleted.
-func countProducts(ctx context.Context, tx store.Tx, orgID string, now time.Time) (int64, error) {
-	all, _, err := tx.CountProducts(ctx, orgID, now)
+func countProducts(ctx context.Context, r store.Reader, orgID string, now time.Time) (int64, error) {
+	all, _, err := r.CountProducts(ctx, orgID, now)
 	return all, err
 }
 
 // countAPIKeys counts the keys neither revoked nor expired.
-func countAPIKeys(ctx context.Context, tx store.Tx, orgID string, now time.Time) (int64, error) {
-	return tx.CountLiveAPIKeys(ctx, orgID, now)
+func countAPIKeys(ctx context.Context, r store.Reader, orgID string, now time.Time) (int64, error) {
+	return r.CountLiveAPIKeys(ctx, orgID, now)
 }
 
 // countWebhookEndpoints counts every endpoint, turned-off ones included.
-func countWebhookEndpoints(ctx context.Context, tx store.Tx, orgID string, _ time.Time) (int64, error) {
-	eps, err := tx.WebhookEndpoints(ctx, orgID)
+func countWebhookEndpoints(ctx context.Context, r store.Reader, orgID string, _ time.Time) (int64, error) {
+	eps, err := r.WebhookEndpoints(ctx, orgID)
 	return int64(len(eps)), err
 }
 
 // countIntegrations counts the connected integrations; a disconnected one
 // frees its place.
-func countIntegrations(ctx context.Context, tx store.Tx, orgID string, _ time.Time) (int64, error) {
-	is, err := tx.Integrations(ctx, orgID)
+func countIntegrations(ctx context.Context, r store.Reader, orgID string, _ time.Time) (int64, error) {
+	is, err := r.Integrations(ctx, orgID)
 	return int64(len(is)), err
 }
 
 // countTeamPlaces counts the members and the pending invitations.
-func countTeamPlaces(ctx context.Context, tx store.Tx, orgID string, now time.Time) (int64, error) {
-	return teamPlacesUsed(ctx, tx, orgID, now)
+func countTeamPlaces(ctx context.Context, r store.Reader, orgID string, now time.Time) (int64, error) {
+	return teamPlacesUsed(ctx, r, orgID, now)
 }
 
 // lockedOrg is an organization whose lock the transaction holds. Only
@@ -109,4 +110,36 @@ func (s *Service) checkPlan(ctx context.Context, tx store.Tx, org lockedOrg, r r
 		return licentia.PlanLimit(o.Plan, string(r), limit, n)
 	}
 	return nil
+}
+
+// Usage is one limit of the organization's plan and the places it uses.
+type Usage struct {
+	Resource string
+	Limit    int64
+	Used     int64
+}
+
+// PlanUsage reads how many places of each limit of its plan the
+// organization uses now, in the order of the plan's limits.
+func (s *Service) PlanUsage(ctx context.Context, orgID string) ([]Usage, error) {
+	o, err := s.store.Organization(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.limits(o)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	var out []Usage
+	for _, r := range []resource{resourceActiveLicences, resourceProducts, resourceAPIKeys, resourceIntegrations,
+		resourceWebhookEndpoints, resourceTeamPlaces} {
+		rule := planRules[r]
+		n, err := rule.used(ctx, s.store, orgID, now)
+		if err != nil {
+			return nil, fmt.Errorf("plan usage: %w", err)
+		}
+		out = append(out, Usage{Resource: string(r), Limit: rule.limit(l), Used: n})
+	}
+	return out, nil
 }

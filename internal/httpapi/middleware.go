@@ -132,15 +132,19 @@ func cleanPath(p string) string {
 	return c
 }
 
-// clientAddr is the TCP peer, unless the peer is a trusted proxy: then
+// clientAddr is the request's client address under the server's trusted
+// proxies.
+func (s *Server) clientAddr(r *http.Request) string { return ClientAddr(r, s.proxies) }
+
+// ClientAddr is the TCP peer, unless the peer is in trusted (a proxy): then
 // X-Forwarded-For is read from the right and the first address that is not
-// a trusted proxy is the client.
-func (s *Server) clientAddr(r *http.Request) string {
+// a trusted proxy is the client. The console counts its limits by it too.
+func ClientAddr(r *http.Request, trusted []netip.Prefix) string {
 	peer := peerAddr(r)
 	if !peer.IsValid() {
 		return r.RemoteAddr
 	}
-	if !s.trusted(peer) {
+	if !isTrusted(trusted, peer) {
 		return peer.String()
 	}
 	client := peer
@@ -154,7 +158,7 @@ func (s *Server) clientAddr(r *http.Request) string {
 				return client.String()
 			}
 			client = a.Unmap()
-			if !s.trusted(client) {
+			if !isTrusted(trusted, client) {
 				return client.String()
 			}
 		}
@@ -174,8 +178,8 @@ func peerAddr(r *http.Request) netip.Addr {
 	return a.Unmap()
 }
 
-func (s *Server) trusted(a netip.Addr) bool {
-	for _, p := range s.proxies {
+func isTrusted(trusted []netip.Prefix, a netip.Addr) bool {
+	for _, p := range trusted {
 		if p.Contains(a) {
 			return true
 		}

@@ -189,3 +189,20 @@ func (s *Service) deriveKey(p *licentia.Product, licenceID string) (string, erro
 	}
 	return sdk.SignLicenceKey(priv, p.LicenceSigningDomain, p.KeyPrefix, p.ID, licenceID)
 }
+
+// Machines lists the machines holding a seat on a licence the buyer found
+// by a lookup, oldest first. It is read only after a match, so it tells a
+// guesser nothing a lookup does not.
+func (s *Service) Machines(ctx context.Context, l *Licence) ([]licentia.Activation, error) {
+	acts, err := s.store.Activations(ctx, l.Licence.OrgID, l.Licence.ID)
+	if err != nil {
+		return nil, fmt.Errorf("purchase machines: %w", err)
+	}
+	live := acts[:0]
+	for _, a := range acts {
+		if a.IsLive() {
+			live = append(live, a)
+		}
+	}
+	return live, nil
+}

@@ -37,18 +37,29 @@ func NewFallback(shared, local Limiter, clk clock.Clock, log *slog.Logger) *Fall
 
 // Allow counts one request.
 func (f *Fallback) Allow(ctx context.Context, rule Rule, key string) (Result, error) {
+	return f.use(func(l Limiter) (Result, error) { return l.Allow(ctx, rule, key) })
+}
+
+// Peek reads a count without adding to it, where Allow would count.
+func (f *Fallback) Peek(ctx context.Context, rule Rule, key string) (Result, error) {
+	return f.use(func(l Limiter) (Result, error) { return l.Peek(ctx, rule, key) })
+}
+
+// use runs op on the shared limiter, or on the local one while the shared
+// one is down.
+func (f *Fallback) use(op func(Limiter) (Result, error)) (Result, error) {
 	now := f.clock.Now()
 	f.mu.Lock()
 	skip := f.down && now.Before(f.nextTry)
 	f.mu.Unlock()
 	if !skip {
-		res, err := f.shared.Allow(ctx, rule, key)
+		res, err := op(f.shared)
 		f.record(now, err)
 		if err == nil {
 			return res, nil
 		}
 	}
-	return f.local.Allow(ctx, rule, key)
+	return op(f.local)
 }
 
 func (f *Fallback) record(now time.Time, err error) {

@@ -27,6 +27,14 @@ func (s *switchable) Allow(ctx context.Context, rule ratelimit.Rule, key string)
 	return s.Limiter.Allow(ctx, rule, key)
 }
 
+func (s *switchable) Peek(ctx context.Context, rule ratelimit.Rule, key string) (ratelimit.Result, error) {
+	s.calls++
+	if s.down {
+		return ratelimit.Result{}, errors.New("connection refused")
+	}
+	return s.Limiter.Peek(ctx, rule, key)
+}
+
 func TestFallbackSuite(t *testing.T) {
 	ratelimittest.Run(t, func(t *testing.T, clk *clock.Fake) ratelimit.Limiter {
 		return ratelimit.NewFallback(ratelimit.NewMemory(clk), ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler))
@@ -69,5 +77,25 @@ func TestRedisUnreachable(t *testing.T) {
 	}
 	if r.Ping(t.Context()) == nil {
 		t.Error("Ping() on a closed port = nil")
+	}
+}
+
+// Peek reads where Allow counts: the local count while the shared limiter
+// is down.
+func TestFallbackPeekWhenSharedIsDown(t *testing.T) {
+	clk := clock.NewFake(ratelimittest.Start)
+	shared := &switchable{Limiter: ratelimit.NewMemory(clk)}
+	f := ratelimit.NewFallback(shared, ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler))
+	rule := ratelimit.Rule{Name: "t", Limit: 1, Window: time.Hour}
+	shared.down = true
+	if _, err := f.Allow(t.Context(), rule, "k"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.Peek(t.Context(), rule, "k")
+	if err != nil || res.Allowed {
+		t.Errorf("Peek() after the local limit = %+v, %v; want refused from the local count", res, err)
+	}
+	if shared.calls != 1 {
+		t.Errorf("shared limiter tried %d times within a second of failing, want 1", shared.calls)
 	}
 }

@@ -78,6 +78,20 @@ func (m *Memory) Allow(_ context.Context, rule Rule, key string) (Result, error)
 	return result(rule, c.n, left), nil
 }
 
+// Peek reads the count of key's window without adding to it.
+func (m *Memory) Peek(_ context.Context, rule Rule, key string) (Result, error) {
+	now := m.clock.Now()
+	start, left := window(now, rule.Window)
+	k := m.subject(rule.Name, key)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	if c, ok := m.count[k]; ok && c.start == start {
+		n = c.n
+	}
+	return peeked(rule, n, left), nil
+}
+
 // forgetOld drops counters whose window has reset, at most once a second, so
 // the map holds only the subjects seen recently.
 func (m *Memory) forgetOld(now int64) {

@@ -20,6 +20,12 @@ var (
 	Admin  = Rule{Name: "admin", Limit: 300, Window: time.Minute}
 	Public = Rule{Name: "public", Limit: 30, Window: time.Minute}
 	Lookup = Rule{Name: "lookup", Limit: 5, Window: time.Minute}
+
+	// Failed console sign-ins, per address (email) and per client address
+	// (sign_in): past either, even a right password is refused until the
+	// window ends.
+	SignInEmail   = Rule{Name: "sign_in_email", Limit: 10, Window: time.Minute}
+	SignInAddress = Rule{Name: "sign_in", Limit: 30, Window: time.Minute}
 )
 
 // Result is the outcome of counting one request.
@@ -36,6 +42,11 @@ type Result struct {
 // says whether it is allowed.
 type Limiter interface {
 	Allow(ctx context.Context, rule Rule, key string) (Result, error)
+	// Peek says where key stands in its current window without counting:
+	// Allowed reports whether one more request would be, and Remaining how
+	// many more would. A limit that counts only failures (console sign-ins)
+	// peeks before the attempt and counts after it fails.
+	Peek(ctx context.Context, rule Rule, key string) (Result, error)
 }
 
 // window returns the start of the fixed window holding now and the time left
@@ -44,6 +55,14 @@ func window(now time.Time, size time.Duration) (start int64, left time.Duration)
 	n := now.UnixNano()
 	s := n - n%int64(size)
 	return s, time.Duration(s + int64(size) - n)
+}
+
+// peeked is the Result of a Peek that found count requests in the window:
+// what the next request would answer, less the count it would add.
+func peeked(rule Rule, count int64, left time.Duration) Result {
+	r := result(rule, count+1, left)
+	r.Remaining = max(rule.Limit-count, 0)
+	return r
 }
 
 func result(rule Rule, count int64, left time.Duration) Result {

@@ -27,6 +27,18 @@ end
 return {n, start + size - now}
 `)
 
+// peekScript reads the count of the window countScript would count in,
+// without adding to it: 0 when the window has no key yet.
+var peekScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local size = tonumber(ARGV[1])
+local start = now - (now % size)
+local key = KEYS[1] .. ':' .. string.format('%d', start)
+local n = tonumber(redis.call('GET', key) or '0')
+return {n, start + size - now}
+`)
+
 // Redis is a Limiter shared by every process using one Redis server.
 type Redis struct {
 	client  *redis.Client
@@ -71,19 +83,38 @@ func NewRedis(o RedisOptions) (*Redis, error) {
 
 // Allow counts one request in Redis.
 func (r *Redis) Allow(ctx context.Context, rule Rule, key string) (Result, error) {
+	n, left, err := r.run(ctx, countScript, rule, key)
+	if err != nil {
+		return Result{}, err
+	}
+	return result(rule, n, left), nil
+}
+
+// Peek reads a count in Redis without adding to it.
+func (r *Redis) Peek(ctx context.Context, rule Rule, key string) (Result, error) {
+	n, left, err := r.run(ctx, peekScript, rule, key)
+	if err != nil {
+		return Result{}, err
+	}
+	return peeked(rule, n, left), nil
+}
+
+// run runs a script on the key of rule and key, which answers a count and
+// the microseconds left in the window.
+func (r *Redis) run(ctx context.Context, script *redis.Script, rule Rule, key string) (int64, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	// The rule's name goes in with its length, so no name and key pair can
 	// spell another's.
 	k := fmt.Sprintf("%s%d:%s:%s", r.prefix, len(rule.Name), rule.Name, key)
-	v, err := countScript.Run(ctx, r.client, []string{k}, rule.Window.Microseconds()).Int64Slice()
+	v, err := script.Run(ctx, r.client, []string{k}, rule.Window.Microseconds()).Int64Slice()
 	if err != nil {
-		return Result{}, fmt.Errorf("redis rate limit: %w", err)
+		return 0, 0, fmt.Errorf("redis rate limit: %w", err)
 	}
 	if len(v) != 2 {
-		return Result{}, fmt.Errorf("redis rate limit: unexpected answer %v", v)
+		return 0, 0, fmt.Errorf("redis rate limit: unexpected answer %v", v)
 	}
-	return result(rule, v[0], time.Duration(v[1])*time.Microsecond), nil
+	return v[0], time.Duration(v[1]) * time.Microsecond, nil
 }
 
 // Now reads the Redis server's clock, the one its windows are counted in.

@@ -115,6 +115,16 @@ type Reader interface {
 	PlanLicenceCount(ctx context.Context, orgID string, now time.Time) (int64, error)
 	// LicenceAudit lists a licence's audit entries, oldest first.
 	LicenceAudit(ctx context.Context, orgID, licenceID string) ([]licentia.AuditEntry, error)
+	// AuditPage lists an organization's audit entries newest first, at
+	// most limit, starting after the entry whose id is before when given;
+	// an id that is not one of the organization's entries lists none.
+	AuditPage(ctx context.Context, orgID string, before *string, limit int) ([]licentia.AuditEntry, error)
+	// AuditByDay counts an organization's audit entries of actions made at
+	// or after since, per UTC day and action, oldest day first, then by
+	// action. It reads the entries written since the last one made before
+	// since, not the whole log; an entry written out of time order with
+	// that one may be left out.
+	AuditByDay(ctx context.Context, orgID string, actions []string, since time.Time) ([]AuditDay, error)
 	// LicenceByID reads a licence of any organization, for the activation
 	// routes, where the licence key is the credential.
 	LicenceByID(ctx context.Context, id string) (*licentia.Licence, error)
@@ -379,6 +389,14 @@ type Tx interface {
 	// changes it meanwhile. The master-key fingerprint is read so, so that
 	// a key sealed under the old master key cannot slip past a rotation.
 	LockSetting(ctx context.Context, name string, exclusive bool) (string, error)
+}
+
+// AuditDay is the number of an organization's audit entries of one action
+// made on one UTC day, which starts at Day.
+type AuditDay struct {
+	Day    time.Time
+	Action string
+	N      int64
 }
 
 // Setting names.

@@ -3,10 +3,12 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
 )
 
 func (t *tx) AppendAudit(ctx context.Context, e *licentia.AuditEntry) error {
@@ -74,4 +76,51 @@ func (t *tx) RewriteLicenceAudit(ctx context.Context, orgID, licenceID string, f
 		}
 	}
 	return nil
+}
+
+func (r reader) AuditPage(ctx context.Context, orgID string, before *string, limit int) ([]licentia.AuditEntry, error) {
+	if !isID(orgID) || before != nil && !isID(*before) {
+		return nil, nil
+	}
+	q := `SELECT id, org_id, licence_id, action, actor_type, actor_id, at, data FROM audit_log WHERE org_id = $1`
+	args := []any{orgID, limit}
+	if before != nil {
+		q += ` AND seq < (SELECT seq FROM audit_log WHERE org_id = $1 AND id = $3)`
+		args = append(args, *before)
+	}
+	rows, err := r.q.Query(ctx, q+` ORDER BY seq DESC LIMIT $2`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("audit page: %w", err)
+	}
+	out, err := collect(rows, scanAuditEntry)
+	if err != nil {
+		return nil, fmt.Errorf("audit page: %w", err)
+	}
+	return out, nil
+}
+
+func (r reader) AuditByDay(ctx context.Context, orgID string, actions []string, since time.Time) ([]store.AuditDay, error) {
+	if !isID(orgID) || len(actions) == 0 {
+		return nil, nil
+	}
+	// The entries since are found from the newest backwards along
+	// audit_log_by_org, so the read is as long as the days it counts.
+	rows, err := r.q.Query(ctx, `SELECT floor(extract(epoch FROM at) / 86400)::bigint AS day, action, count(*) FROM audit_log
+		WHERE org_id = $1 AND at >= $2 AND action = ANY($3)
+		AND seq > COALESCE((SELECT seq FROM audit_log WHERE org_id = $1 AND at < $2 ORDER BY seq DESC LIMIT 1), 0)
+		GROUP BY day, action ORDER BY day, action`, orgID, ms(since), actions)
+	if err != nil {
+		return nil, fmt.Errorf("audit by day: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.AuditDay, error) {
+		var d store.AuditDay
+		var day int64
+		err := row.Scan(&day, &d.Action, &d.N)
+		d.Day = time.Unix(day*86400, 0).UTC()
+		return d, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("audit by day: %w", err)
+	}
+	return out, nil
 }

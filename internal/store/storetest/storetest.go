@@ -73,6 +73,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AnonymiseActivations", testAnonymiseActivations},
 		{"Events", testEvents},
 		{"LicenceAudit", testLicenceAudit},
+		{"AuditPage", testAuditPage},
+		{"AuditByDay", testAuditByDay},
 		{"WebhookEndpoints", testWebhookEndpoints},
 		{"WebhookSecrets", testWebhookSecrets},
 		{"WebhookSecretRace", testWebhookSecretRace},

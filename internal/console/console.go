@@ -1,0 +1,203 @@
+// Package console serves the web console at /console/: server-rendered
+// pages, usable without JavaScript, through which members of an
+// organization act with the same operations as the API, as themselves, and
+// the customer page where a buyer sees a purchase's keys and machines. One
+// file per page group; templates and the stylesheet are embedded.
+package console
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"time"
+
+	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/httpapi"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/purchase"
+	"github.com/licentia/licentia/internal/ratelimit"
+	"github.com/licentia/licentia/internal/store"
+)
+
+//go:embed templates static
+var files embed.FS
+
+// Options are the dependencies of a Server.
+type Options struct {
+	// Store holds sessions and accounts; every other change goes through
+	// Admin.
+	Store     store.Store
+	Admin     *admin.Service
+	Purchases *purchase.Service
+	Clock     clock.Clock
+	// Limiter counts failed sign-ins and the customer page's lookups, the
+	// latter in the API's lookup limit, with the same subject.
+	Limiter ratelimit.Limiter
+	Logger  *slog.Logger
+	// BaseURL is LICENTIA_BASE_URL. Under https the session cookie is
+	// Secure with the __Host- prefix, and the base's origin is trusted for
+	// form posts even where a proxy rewrites Host.
+	BaseURL        string
+	TrustedProxies []netip.Prefix
+	// DatabaseTimeout bounds each request's work; 0 means
+	// httpapi.DefaultDatabaseTimeout.
+	DatabaseTimeout time.Duration
+}
+
+// Server is the web console.
+type Server struct {
+	store     store.Store
+	admin     *admin.Service
+	purchases *purchase.Service
+	clock     clock.Clock
+	limiter   ratelimit.Limiter
+	log       *slog.Logger
+	proxies   []netip.Prefix
+	timeout   time.Duration
+	secure    bool
+	cookie    string
+	origin    *http.CrossOriginProtection
+	pages     pages
+	mux       *http.ServeMux
+	handler   http.Handler
+}
+
+// New returns a Server with every page registered.
+func New(o Options) (*Server, error) {
+	s := &Server{
+		store: o.Store, admin: o.Admin, purchases: o.Purchases, clock: o.Clock, limiter: o.Limiter, log: o.Logger,
+		proxies: o.TrustedProxies, timeout: o.DatabaseTimeout, cookie: cookieName, mux: http.NewServeMux(),
+	}
+	if s.timeout <= 0 {
+		s.timeout = httpapi.DefaultDatabaseTimeout
+	}
+	s.origin = http.NewCrossOriginProtection()
+	if u, err := url.Parse(o.BaseURL); err == nil && u.Host != "" {
+		s.secure = u.Scheme == "https"
+		if err := s.origin.AddTrustedOrigin(u.Scheme + "://" + u.Host); err != nil {
+			return nil, err
+		}
+	}
+	if s.secure {
+		s.cookie = secureCookieName
+	}
+	s.origin.SetDenyHandler(http.HandlerFunc(s.crossOrigin))
+	var err error
+	if s.pages, err = parsePages(); err != nil {
+		return nil, err
+	}
+	s.routes()
+	s.handler = s.middleware(s.mux)
+	return s, nil
+}
+
+// Handler returns the console's handler: /console/..., and / redirecting
+// to /console/.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// securityHeaders are on every answer. Pages hold no script and no inline
+// style; link paths hold tokens, so no Referer ever carries them off.
+var securityHeaders = map[string]string{
+	"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+	"X-Frame-Options":         "DENY",
+	"Referrer-Policy":         "no-referrer",
+	"Cache-Control":           "no-store",
+	"X-Content-Type-Options":  "nosniff",
+}
+
+type ctxKey int
+
+const requestIDKey ctxKey = iota
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// statusWriter remembers the status for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// middleware wraps every request, in this order: the security headers, a
+// request id, panic recovery, the access log and the request's deadline.
+// The access log names the route pattern, never the path: link paths hold
+// tokens.
+func (s *Server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := s.clock.Now()
+		for k, v := range securityHeaders {
+			w.Header().Set(k, v)
+		}
+		id := licentia.NewID()
+		w.Header().Set("X-Request-Id", id)
+		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), s.timeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.LogAttrs(r.Context(), slog.LevelError, "panic", slog.String("request_id", id), slog.Any("panic", p))
+				if sw.status == 0 {
+					s.fail(sw, r, nil, errPanic)
+				}
+			}
+			_, pattern := s.mux.Handler(r)
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "console request",
+				slog.String("method", r.Method), slog.String("pattern", pattern), slog.Int("status", sw.status),
+				slog.Float64("duration_ms", float64(s.clock.Now().Sub(start).Microseconds())/1000),
+				slog.String("request_id", id))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// clientAddr is the client's address, by the API's rule, so the customer
+// page and the API's lookup count in one limit.
+func (s *Server) clientAddr(r *http.Request) string { return httpapi.ClientAddr(r, s.proxies) }
+
+// MaxBody is the largest form a console page takes, as the API's bodies.
+const MaxBody = httpapi.MaxBody
+
+// readForm parses a posted form of at most MaxBody bytes.
+func readForm(w http.ResponseWriter, r *http.Request) error {
+	if r.ContentLength > MaxBody {
+		return errTooLarge
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+	if err := r.ParseForm(); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return errTooLarge
+		}
+		return errBadForm
+	}
+	return nil
+}

@@ -1,0 +1,58 @@
+package console
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/store"
+)
+
+// chartDays is how many days the overview's chart shows, today last.
+const chartDays = 30
+
+type overviewPage struct {
+	Plan   string
+	Usage  []usageRow
+	Counts *store.LicenceCounts
+	Chart  chart
+}
+
+type usageRow struct {
+	Name        string
+	Used, Limit int64
+	// Percent is the share of the limit in use, 0 to 100, for the bar.
+	Percent int64
+}
+
+// overview shows the plan's usage, the licence counts and what happened
+// each day of the last month.
+func (s *Server) overview(w http.ResponseWriter, r *http.Request, v *visit) error {
+	ctx := r.Context()
+	org, err := s.admin.Organization(ctx, v.orgID())
+	if err != nil {
+		return err
+	}
+	usage, err := s.admin.PlanUsage(ctx, v.orgID())
+	if err != nil {
+		return err
+	}
+	counts, _, err := s.admin.CountLicences(ctx, v.orgID(), admin.CountQuery{})
+	if err != nil {
+		return fmt.Errorf("overview: %w", err)
+	}
+	days, err := s.admin.Activity(ctx, v.orgID(), chartDays)
+	if err != nil {
+		return err
+	}
+	p := overviewPage{Plan: string(org.Organization.Plan), Counts: counts, Chart: newChart(days)}
+	for _, u := range usage {
+		row := usageRow{Name: strings.ReplaceAll(u.Resource, "_", " "), Used: u.Used, Limit: u.Limit}
+		if u.Limit > 0 {
+			row.Percent = min(u.Used*100/u.Limit, 100)
+		}
+		p.Usage = append(p.Usage, row)
+	}
+	return s.render(w, r, http.StatusOK, "overview", &view{Title: "Overview", Section: "overview", Visit: v, Notice: notice(r), Data: p})
+}

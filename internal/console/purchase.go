@@ -1,0 +1,134 @@
+package console
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/purchase"
+	"github.com/licentia/licentia/internal/ratelimit"
+)
+
+type purchasePage struct {
+	Email   string
+	OrderID string
+	// Purchase is set once a lookup matched.
+	Purchase *purchase.Purchase
+	Licences []purchaseLicence
+}
+
+type purchaseLicence struct {
+	Licence     licentia.Licence
+	ProductName string
+	Key         string
+	State       licentia.State
+	Machines    []licentia.Activation
+}
+
+// purchasePage is the customer page's form: the buyer's email address and
+// the order id from the receipt. A link may fill both in; nothing is
+// looked up until the buyer sends the form.
+func (s *Server) purchasePage(w http.ResponseWriter, r *http.Request) error {
+	q := r.URL.Query()
+	return s.render(w, r, http.StatusOK, "purchase", &view{Title: "Your purchase",
+		Data: purchasePage{Email: q.Get("email"), OrderID: q.Get("order_id")}})
+}
+
+// lookupPurchase shows a purchase's licence keys and the machines holding
+// their seats. It counts in the API's lookup limit, per client address,
+// and every mismatch answers the same page, as the API's lookup does.
+func (s *Server) lookupPurchase(w http.ResponseWriter, r *http.Request) error {
+	return s.showPurchase(w, r, "")
+}
+
+// freeMachine frees one machine of the purchase: the buyer proves the
+// purchase again with the same form fields, and the machine must hold a
+// seat of one of its licences. The audit actor is the customer.
+func (s *Server) freeMachine(w http.ResponseWriter, r *http.Request) error {
+	return s.showPurchase(w, r, strings.TrimSpace(r.PostForm.Get("activation")))
+}
+
+// showPurchase looks the purchase up, frees the machine free when one is
+// named, and shows the purchase.
+func (s *Server) showPurchase(w http.ResponseWriter, r *http.Request, free string) error {
+	ctx := r.Context()
+	email, orderID := r.PostForm.Get("email"), r.PostForm.Get("order_id")
+	page := purchasePage{Email: email, OrderID: orderID}
+	again := func(err error) error {
+		p := refusal("lookup", r, err)
+		if p == nil {
+			return err
+		}
+		return s.render(w, r, p.Status, "purchase", &view{Title: "Your purchase", Data: page, problem: p})
+	}
+	if wait, ok := s.allowLookup(ctx, r); !ok {
+		return s.tooMany(w, r, wait, "/console/purchase")
+	}
+	found, err := s.purchases.Lookup(ctx, purchase.Lookup{Email: &email, OrderID: &orderID})
+	if err != nil {
+		return again(err)
+	}
+	page.Purchase = found
+	if page.Licences, err = s.machines(ctx, found); err != nil {
+		return err
+	}
+	notice := ""
+	if free != "" {
+		l, ok := holder(page.Licences, free)
+		if !ok {
+			return again(licentia.Errorf(licentia.CodeNotFound, "This machine holds no seat of this purchase's licences."))
+		}
+		c, err := s.admin.DeactivateActivation(ctx, licentia.CustomerActor, l.Licence.OrgID, free)
+		if err != nil {
+			return again(err)
+		}
+		notice = notices["unchanged"]
+		if c.Changed {
+			notice = notices["freed"]
+		}
+		if page.Licences, err = s.machines(ctx, found); err != nil {
+			return err
+		}
+	}
+	return s.render(w, r, http.StatusOK, "purchase", &view{Title: "Your purchase", Notice: notice, Data: page})
+}
+
+// allowLookup counts a lookup in the lookup limit, with the subject the
+// API's lookup routes count in, so the console does not add to a
+// guesser's tries. A limiter that fails lets the lookup through.
+func (s *Server) allowLookup(ctx context.Context, r *http.Request) (wait time.Duration, ok bool) {
+	res, err := s.limiter.Allow(ctx, ratelimit.Lookup, "addr:"+s.clientAddr(r))
+	if err != nil {
+		s.log.WarnContext(ctx, "rate limiter unavailable", "request_id", requestID(ctx), "error", err.Error())
+		return 0, true
+	}
+	return res.Reset, res.Allowed
+}
+
+// machines reads the live machines of each licence of a purchase.
+func (s *Server) machines(ctx context.Context, p *purchase.Purchase) ([]purchaseLicence, error) {
+	out := make([]purchaseLicence, len(p.Licences))
+	for i := range p.Licences {
+		ms, err := s.purchases.Machines(ctx, &p.Licences[i])
+		if err != nil {
+			return nil, err
+		}
+		l := p.Licences[i]
+		out[i] = purchaseLicence{Licence: l.Licence, ProductName: l.ProductName, Key: l.Key, State: l.State, Machines: ms}
+	}
+	return out, nil
+}
+
+// holder is the licence of ls one of whose live machines is activation id.
+func holder(ls []purchaseLicence, id string) (*purchaseLicence, bool) {
+	for i := range ls {
+		for _, m := range ls[i].Machines {
+			if m.ID == id {
+				return &ls[i], true
+			}
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,166 @@
+package console_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/licentia/licentia/internal/auth"
+	"github.com/licentia/licentia/internal/httpapi"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+)
+
+// sell issues a licence to email and gives it a provider order id, as an
+// integration would.
+func (e *env) sell(t *testing.T, productID, email, orderID string) *licentia.Licence {
+	t.Helper()
+	v := e.issue(t, e.org.ID, productID, email)
+	err := e.store.InTx(t.Context(), func(tx store.Tx) error {
+		before, err := tx.LockLicence(t.Context(), e.org.ID, v.Licence.ID)
+		if err != nil {
+			return err
+		}
+		after := *before
+		after.Provider.OrderID = &orderID
+		return tx.UpdateLicence(t.Context(), &after)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := *v.Licence
+	l.Provider.OrderID = &orderID
+	return &l
+}
+
+// buyer is a client of the customer page from its own client address.
+func (e *env) buyer(addr string) *client {
+	c := e.client()
+	c.headers["X-Forwarded-For"] = addr
+	return c
+}
+
+var requestIDLine = regexp.MustCompile(`Request [0-9a-f-]{36}`)
+
+// The customer page shows a purchase's keys and machines to whoever knows
+// the buyer's address and the order id, and frees a machine with the
+// audit actor {type: customer, id: null} and the event
+// activation.deactivated.
+func TestCustomerPage(t *testing.T) {
+	onEngines(t, func(t *testing.T, o envOptions) {
+		o.proxies = loopbackProxy
+		e := newEnv(t, o)
+		e.product(t, e.org.ID, "desk-app", "DESK")
+		l := e.sell(t, "desk-app", "Buyer@Example.com", "ord_1001")
+		key, err := e.admin.Licence(t.Context(), e.org.ID, l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a1 := e.activate(t, *key.Key, "machine-a")
+		e.activate(t, *key.Key, "machine-b")
+		other := e.issue(t, e.org.ID, "desk-app", "someone@example.com")
+		theirs := e.activate(t, *other.Key, "machine-z")
+
+		c := e.buyer("198.51.100.20")
+		page := c.get(t, "/console/purchase?email=buyer%40example.com&order_id=ord_1001")
+		wantStatus(t, "customer page", page, http.StatusOK)
+		if !strings.Contains(page.body, `value="buyer@example.com"`) || strings.Contains(page.body, *key.Key) {
+			t.Fatalf("the form is not filled from the link, or it shows a key before the form is sent:\n%s", page.body)
+		}
+		a := c.post(t, "/console/purchase", url.Values{"email": {"buyer@example.com"}, "order_id": {"ord_1001"}})
+		wantStatus(t, "lookup", a, http.StatusOK)
+		for _, want := range []string{*key.Key, "Product desk-app", "machine-a", "machine-b", `name="activation" value="` + a1.ID + `"`} {
+			if !strings.Contains(a.body, want) {
+				t.Errorf("purchase page lacks %q:\n%s", want, a.body)
+			}
+		}
+		if strings.Contains(a.body, "machine-z") || strings.Contains(a.body, *other.Key) {
+			t.Error("purchase page shows another purchase's licence")
+		}
+
+		// Every mismatch answers the same page but for what was typed.
+		typed := func(email, order string) string {
+			a := e.buyer("198.51.100.21").post(t, "/console/purchase", url.Values{"email": {email}, "order_id": {order}})
+			wantStatus(t, "mismatch", a, http.StatusNotFound)
+			b := requestIDLine.ReplaceAllString(a.body, "")
+			b = strings.ReplaceAll(b, url.QueryEscape(email), "EMAIL")
+			return strings.ReplaceAll(strings.ReplaceAll(b, email, "EMAIL"), order, "ORDER")
+		}
+		unknownOrder := typed("buyer@example.com", "ord_9999")
+		if wrongEmail := typed("thief@example.com", "ord_1001"); wrongEmail != unknownOrder {
+			t.Errorf("a wrong address and an unknown order answer differently:\n%s\n----\n%s", wrongEmail, unknownOrder)
+		}
+		if !strings.Contains(unknownOrder, "No purchase matches this email address and order id.") {
+			t.Errorf("mismatch page lacks the message:\n%s", unknownOrder)
+		}
+
+		// Freeing a machine of another purchase, or with a wrong address,
+		// frees nothing.
+		for _, form := range []url.Values{
+			{"email": {"buyer@example.com"}, "order_id": {"ord_1001"}, "activation": {theirs.ID}},
+			{"email": {"thief@example.com"}, "order_id": {"ord_1001"}, "activation": {a1.ID}},
+		} {
+			wantStatus(t, "free another's machine", e.buyer("198.51.100.22").post(t, "/console/purchase/free", form), http.StatusNotFound)
+		}
+		a = c.post(t, "/console/purchase/free", url.Values{"email": {"buyer@example.com"}, "order_id": {"ord_1001"}, "activation": {a1.ID}})
+		wantStatus(t, "free", a, http.StatusOK)
+		if !strings.Contains(a.body, "The machine was freed.") || strings.Contains(a.body, "machine-a") || !strings.Contains(a.body, "machine-b") {
+			t.Errorf("after freeing machine-a the page does not show it gone:\n%s", a.body)
+		}
+		got := e.lastAudit(t)
+		if got.Action != licentia.AuditActivationDeactivated || got.Actor.Type != licentia.ActorCustomer || got.Actor.ID != nil {
+			t.Errorf("audit entry = %s by %+v, want activation.deactivated by {customer, null}", got.Action, got.Actor)
+		}
+		if evs := e.events(t); evs[len(evs)-1] != licentia.EventActivationDeactivated {
+			t.Errorf("last event = %s, want activation.deactivated", evs[len(evs)-1])
+		}
+		if act, err := e.store.Activation(t.Context(), e.org.ID, theirs.ID); err != nil || !act.IsLive() {
+			t.Errorf("another purchase's machine was freed: %+v, %v", act, err)
+		}
+	})
+}
+
+// The customer page counts in the API's lookup limit, 5 a minute per
+// client address, shared with both API routes.
+func TestCustomerPageLookupLimit(t *testing.T) {
+	e := newEnv(t, envOptions{proxies: loopbackProxy})
+	api := httptest.NewServer(httpapi.New(httpapi.Options{
+		Store: e.store, Admin: e.admin, Activation: e.act, Purchases: e.purchases, Auth: auth.NewAuthenticator(e.store, e.clock),
+		Limiter: e.limiter, Clock: e.clock, Logger: slogDiscard(), TrustedProxies: loopbackProxy,
+	}))
+	t.Cleanup(api.Close)
+	const addr = "198.51.100.30"
+	apiLookup := func() int {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, api.URL+"/v1/purchases/lookup?email=a%40example.com&order_id=o", nil)
+		req.Header.Set("X-Forwarded-For", addr)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	c := e.buyer(addr)
+	lookup := url.Values{"email": {"a@example.com"}, "order_id": {"o"}}
+	for range 3 {
+		wantStatus(t, "console lookup", c.post(t, "/console/purchase", lookup), http.StatusNotFound)
+	}
+	for range 2 {
+		if s := apiLookup(); s != http.StatusNotFound {
+			t.Fatalf("API lookup = %d, want 404", s)
+		}
+	}
+	a := c.post(t, "/console/purchase", lookup)
+	wantStatus(t, "sixth lookup, from the console", a, http.StatusTooManyRequests)
+	if s := apiLookup(); s != http.StatusTooManyRequests {
+		t.Errorf("seventh lookup, from the API = %d, want 429", s)
+	}
+	wantStatus(t, "a freeing counts too", c.post(t, "/console/purchase/free", url.Values{"email": {"a@example.com"},
+		"order_id": {"o"}, "activation": {licentia.NewID()}}), http.StatusTooManyRequests)
+	wantStatus(t, "another address", e.buyer("198.51.100.31").post(t, "/console/purchase", lookup), http.StatusNotFound)
+	// Showing the form counts nothing.
+	wantStatus(t, "the form", c.get(t, "/console/purchase"), http.StatusOK)
+}

@@ -1,0 +1,244 @@
+package console
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/purchase"
+	"github.com/licentia/licentia/internal/store"
+)
+
+var day = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+
+func ptr[T any](v T) *T { return &v }
+
+// sampleVisit is an owner of two organizations.
+func sampleVisit(role licentia.Role) *visit {
+	m := licentia.Member{ID: licentia.NewID(), OrgID: licentia.NewID(), Email: "owner@example.com", Role: role, CreatedAt: day}
+	return &visit{
+		Session: &licentia.Session{ID: licentia.NewID()}, Account: &licentia.Account{ID: licentia.NewID(), Email: m.Email},
+		Member: &m, OrgName: "Acme", OrgSlug: "acme",
+		Orgs: []licentia.Membership{{Member: m, OrgName: "Acme", OrgSlug: "acme"}, {Member: licentia.Member{OrgID: licentia.NewID()}, OrgName: "Other", OrgSlug: "other"}},
+	}
+}
+
+// samplePages is data for every page, as full as the pages can show.
+func samplePages() map[string]any {
+	lic := licentia.Licence{ID: licentia.NewID(), ProductID: "desk-app", Email: "ada@example.com", IssuedAt: day,
+		ExpiresAt: ptr(day.Add(time.Hour)), LimitKind: licentia.LimitSeats, LimitCount: 2, Major: 1, Status: licentia.StatusActive,
+		StatusReason: ptr("paid"), Source: licentia.SourceAdmin, ExternalRef: ptr("ref-1"), LiveActivations: 1}
+	act := licentia.Activation{ID: licentia.NewID(), LicenceID: lic.ID, MachineID: "m-1", Label: "Laptop", OS: "linux", AppVersion: "1.0", ActivatedAt: day, LastSeenAt: day}
+	old := act
+	old.DeactivatedAt = ptr(day)
+	prod := &admin.ProductView{Product: &licentia.Product{ID: "desk-app", Name: "Desk", KeyPrefix: "DESK", CurrentMajor: 1, MachinesPerSeat: 1,
+		CreatedAt: day, Keys: []licentia.ProductKey{{PublicKey: make([]byte, 32), Status: licentia.KeyCurrent, CreatedAt: day}}}, SigningKeyStatus: "ok"}
+	ep := &licentia.WebhookEndpoint{ID: licentia.NewID(), URL: "https://hooks.example.com/x", EventTypes: licentia.EventTypes, Enabled: true, CreatedAt: day}
+	days, _ := activity(3)
+	return map[string]any{
+		"error":    errorPage{Status: 404, Message: "Not found.", Issues: []licentia.Issue{{Path: "/x", Message: "bad"}}},
+		"signin":   signInPage{Next: "/console/", Email: "ada@example.com"},
+		"wait":     waitPage{Seconds: 12, Back: "/console/sign-in"},
+		"overview": overviewPage{Plan: "business", Usage: []usageRow{{Name: "products", Used: 1, Limit: 5, Percent: 20}}, Counts: &store.LicenceCounts{All: 3}, Chart: newChart(days)},
+		"licences": licencesPage{Products: []*admin.ProductView{prod}, Searched: true, Found: []foundLicence{{Licence: lic, State: licentia.StateActive, ProductName: "Desk"}},
+			Query: url.Values{"q": {"ada"}}},
+		"licence": licencePage{View: &admin.LicenceView{Licence: &lic, Key: ptr("DESK-AAAA"), Activations: []licentia.Activation{act, old}},
+			State: licentia.StateActive, ProductName: "Desk", Live: []licentia.Activation{act}, Past: []licentia.Activation{old},
+			Audit: []licentia.AuditEntry{{Action: "licence.issued", Actor: licentia.MemberActor("m"), At: day, Data: []byte(`{"a":1}`)}}},
+		"products": productsPage{Products: []*admin.ProductView{prod}},
+		"product":  productPage{View: prod, Keys: []productKey{{PublicKey: "ab", Status: "previous", Created: "x"}}},
+		"apikeys": apiKeysPage{Keys: []apiKeyRow{{Key: licentia.APIKey{ID: licentia.NewID(), Name: "ci", Prefix: "lic_x", Scopes: []licentia.Scope{licentia.ScopeLicencesRead}, CreatedAt: day}, Live: true}},
+			Created: &createdKey{Name: "ci", Prefix: "lic_x", Secret: "lic_x_secret"}},
+		"integrations": integrationsPage{Integrations: []admin.IntegrationView{{Integration: &licentia.Integration{ID: licentia.NewID(), Provider: "stripe", Name: "Shop", CreatedAt: day}}}},
+		"integration": integrationPage{View: admin.IntegrationView{Integration: &licentia.Integration{ID: licentia.NewID(), Provider: "stripe", Name: "Shop", CreatedAt: day}, WebhookURL: ptr("https://x/v1/providers/1/webhooks")},
+			Mappings: []licentia.Mapping{{ProviderProductID: "prod_1", ProductID: "desk-app", LimitKind: licentia.LimitSeats, LimitCount: 1}}, Products: []*admin.ProductView{prod}},
+		"webhooks": webhooksPage{Endpoints: []licentia.WebhookEndpoint{*ep}, Created: &createdEndpoint{Endpoint: ep, Secret: "whsec_x"}},
+		"webhook": webhookPage{Endpoint: ep, Deliveries: []licentia.Delivery{{ID: licentia.NewID(), EventType: licentia.EventLicenceIssued, Status: licentia.DeliveryFailed, CreatedAt: day, LastStatusCode: ptr(500), FailureReason: ptr("http_status")}},
+			Next: ptr("d"), Secret: "whsec_y"},
+		"audit": auditPage{Entries: []licentia.AuditEntry{{Action: "member.added", Actor: licentia.OperatorActor, At: day, LicenceID: ptr("l"), Data: []byte(`{}`)}}, Next: ptr("e")},
+		"team": teamPage{Places: 3, Used: 2, Members: []teamMember{{Member: licentia.Member{ID: licentia.NewID(), Email: "a@example.com", Role: licentia.RoleOwner, CreatedAt: day}, Self: true},
+			{Member: licentia.Member{ID: licentia.NewID(), Email: "b@example.com", Role: licentia.RoleSupport, CreatedAt: day}, Changeable: true}},
+			Invitations: []licentia.Invitation{{ID: licentia.NewID(), Email: "c@example.com", Role: licentia.RoleViewer, CreatedAt: day, ExpiresAt: day}}},
+		"link": linkPage{View: &admin.LinkView{Kind: admin.LinkInvitation, OrgName: "Acme", Email: "c@example.com", Role: licentia.RoleViewer, HasPassword: true},
+			Action: "/console/join/x", Current: true},
+		"purchase": purchasePage{Email: "ada@example.com", OrderID: "o-1", Purchase: &purchase.Purchase{OrderID: "o-1"},
+			Licences: []purchaseLicence{{Licence: lic, ProductName: "Desk", Key: "DESK-AAAA", State: licentia.StateActive, Machines: []licentia.Activation{act}}}},
+	}
+}
+
+// activity is n days of sample activity, today last.
+func activity(n int) ([]admin.DayActivity, error) {
+	out := make([]admin.DayActivity, n)
+	for i := range out {
+		out[i] = admin.DayActivity{Day: day.AddDate(0, 0, i-n+1), Issued: int64(i), Revoked: 1, Activated: int64(2 * i)}
+	}
+	return out, nil
+}
+
+// scripted finds what a strict Content-Security-Policy blocks: scripts,
+// inline styles and event handlers.
+var scripted = regexp.MustCompile(`<script|style=|javascript:|\son[a-z]+=`)
+
+func testServer(t *testing.T) *Server {
+	t.Helper()
+	ps, err := parsePages()
+	if err != nil {
+		t.Fatalf("parsePages() error = %v", err)
+	}
+	return &Server{pages: ps, log: slog.New(slog.DiscardHandler)}
+}
+
+// Every page renders with full data, for every role, and holds no script
+// and no inline style, which the Content-Security-Policy would block.
+func TestPagesRender(t *testing.T) {
+	s := testServer(t)
+	data := samplePages()
+	for name := range s.pages {
+		if _, ok := data[name]; !ok {
+			t.Errorf("page %s has no sample data", name)
+		}
+	}
+	for name, d := range data {
+		for _, role := range licentia.Roles {
+			t.Run(name+"/"+string(role), func(t *testing.T) {
+				w := httptest.NewRecorder()
+				r := httptest.NewRequest(http.MethodGet, "/console/", nil)
+				v := &view{Title: name, Visit: sampleVisit(role), Data: d, Notice: "Done."}
+				if err := s.render(w, r, http.StatusOK, name, v); err != nil {
+					t.Fatalf("render(%s) error = %v", name, err)
+				}
+				body, _ := io.ReadAll(w.Result().Body)
+				if m := scripted.FindString(strings.ToLower(string(body))); m != "" {
+					t.Errorf("page %s holds %q", name, m)
+				}
+			})
+		}
+	}
+}
+
+// A refused form is shown again with its message, each field's problem and
+// what was typed.
+func TestRefusedFormShownAgain(t *testing.T) {
+	s := testServer(t)
+	r := httptest.NewRequest(http.MethodPost, "/console/licences", strings.NewReader("email=nope&limit_count=x"))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if err := r.ParseForm(); err != nil {
+		t.Fatal(err)
+	}
+	var is licentia.Issues
+	is.Add("/email", "must be an email address")
+	is.Add("/limit_count", "must be a whole number")
+	p := refusal("issue", r, is.Err())
+	w := httptest.NewRecorder()
+	v := &view{Title: "Licences", Visit: sampleVisit(licentia.RoleOwner), Data: samplePages()["licences"], problem: p}
+	if err := s.render(w, r, http.StatusOK, "licences", v); err != nil {
+		t.Fatal(err)
+	}
+	if w.Code != http.StatusBadRequest {
+		t.Errorf("status = %d, want 400", w.Code)
+	}
+	body := w.Body.String()
+	for _, want := range []string{"Check the fields marked below.", "must be an email address", "must be a whole number", `value="nope"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("refused form lacks %q", want)
+		}
+	}
+}
+
+func TestDecodeForm(t *testing.T) {
+	vals := url.Values{
+		"product_id": {"desk-app"}, "email": {" ada@example.com "}, "limit_count": {"three"}, "major": {"2"},
+		"expires_at": {"2026-12-31"}, "trial": {"on"}, "external_ref": {""},
+	}
+	var in admin.NewLicence
+	decodeForm(vals, &in)
+	want := admin.NewLicence{ProductID: ptr("desk-app"), Email: ptr("ada@example.com"), Major: ptr[int64](2),
+		ExpiresAt: ptr(time.Date(2026, 12, 31, 23, 59, 0, 0, time.UTC)), Trial: ptr(true)}
+	want.Unreadable("/limit_count", "must be a whole number")
+	if diff := cmp.Diff(want, in); diff != "" {
+		t.Errorf("decodeForm() mismatch (-want +got):\n%s", diff)
+	}
+	var ep admin.CreateWebhookEndpoint
+	decodeForm(url.Values{"url": {"https://x.example"}, "event_types": {"licence.issued", "", "licence.revoked"}}, &ep)
+	if diff := cmp.Diff([]licentia.EventType{licentia.EventLicenceIssued, licentia.EventLicenceRevoked}, ep.EventTypes); diff != "" {
+		t.Errorf("decodeForm() event types mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseFormTime(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want time.Time
+		ok   bool
+	}{
+		{"2026-12-31T23:59", time.Date(2026, 12, 31, 23, 59, 0, 0, time.UTC), true},
+		{"2026-12-31T10:00:30", time.Date(2026, 12, 31, 10, 0, 30, 0, time.UTC), true},
+		{"2026-12-31T10:00:00+02:00", time.Date(2026, 12, 31, 8, 0, 0, 0, time.UTC), true},
+		{"2026-12-31", time.Date(2026, 12, 31, 23, 59, 0, 0, time.UTC), true},
+		{"31/12/2026", time.Time{}, false},
+	} {
+		got, ok := parseFormTime(tt.in)
+		if ok != tt.ok || !got.Equal(tt.want) {
+			t.Errorf("parseFormTime(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestFieldOf(t *testing.T) {
+	for in, want := range map[string]string{"/email": "email", "query.q": "q", "/event_types/2": "event_types", "": "", "scopes": "scopes"} {
+		if got := fieldOf(in); got != want {
+			t.Errorf("fieldOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSafeNext(t *testing.T) {
+	for in, want := range map[string]string{
+		"/console/licences?q=a":        "/console/licences?q=a",
+		"/oauth/authorize?client_id=x": "/oauth/authorize?client_id=x",
+		"":                             "/console/",
+		"https://evil.example/":        "/console/",
+		"//evil.example/console/":      "/console/",
+		"/\\evil.example":              "/console/",
+		"/v1/admin/licences":           "/console/",
+		"javascript:alert(1)":          "/console/",
+	} {
+		if got := safeNext(in); got != want {
+			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestChart(t *testing.T) {
+	days, _ := activity(30)
+	c := newChart(days)
+	if len(c.Bars) != 90 {
+		t.Fatalf("bars = %d, want 3 a day for 30 days", len(c.Bars))
+	}
+	if c.Max != 58 {
+		t.Errorf("Max = %d, want the busiest bar, 58", c.Max)
+	}
+	for _, b := range c.Bars {
+		if b.Y+b.H != c.Base || b.H < 0 || b.H > chartHeight {
+			t.Errorf("bar %+v does not stand on the base %d within the chart", b, c.Base)
+		}
+	}
+	// The tallest bar reaches the top; a day of 1 still shows.
+	last := c.Bars[len(c.Bars)-1]
+	if last.H != chartHeight {
+		t.Errorf("tallest bar height = %d, want %d", last.H, chartHeight)
+	}
+	if c.Bars[1].H == 0 {
+		t.Errorf("a bar of 1 has no height")
+	}
+}
