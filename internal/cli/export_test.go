@@ -9,6 +9,7 @@ import (
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/console"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/signing"
@@ -42,8 +43,12 @@ func JobSteps(st store.Store, clk clock.Clock) map[string]func(context.Context) 
 	if err != nil {
 		panic(err) // no pins and no roots to read
 	}
+	cons, err := console.New(console.Options{Store: st, Admin: svc, Clock: clk, Logger: log})
+	if err != nil {
+		panic(err)
+	}
 	out := map[string]func(context.Context) error{}
-	for _, j := range jobs(st, svc, signing.NewCatalogue(st, clk, log), worker, clk) {
+	for _, j := range jobs(st, svc, signing.NewCatalogue(st, clk, log), worker, cons, clk) {
 		out[j.name] = j.step
 	}
 	return out

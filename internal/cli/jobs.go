@@ -8,6 +8,7 @@ import (
 
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/console"
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
@@ -22,7 +23,7 @@ type job struct {
 	step  func(ctx context.Context) error
 }
 
-func jobs(st store.Store, svc *admin.Service, cat *signing.Catalogue, worker *webhooks.Worker, clk clock.Clock) []job {
+func jobs(st store.Store, svc *admin.Service, cat *signing.Catalogue, worker *webhooks.Worker, cons *console.Server, clk clock.Clock) []job {
 	return []job{
 		{"catalogue", signing.RefreshInterval, cat.Refresh},
 		{"licence sweep", time.Minute, func(ctx context.Context) error {
@@ -34,6 +35,12 @@ func jobs(st store.Store, svc *admin.Service, cat *signing.Catalogue, worker *we
 		{"webhook deliveries", time.Second, worker.Run},
 		{"event clean-up", time.Hour, func(ctx context.Context) error {
 			_, err := events.Cleanup(ctx, st, clk.Now())
+			return err
+		}},
+		// Expired sessions are refused when read; this only keeps the
+		// table small.
+		{"session clean-up", time.Hour, func(ctx context.Context) error {
+			_, err := cons.SweepSessions(ctx)
 			return err
 		}},
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/console"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/purchase"
@@ -92,13 +93,14 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
+	purchases := purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys})
 	srv := httpapi.New(httpapi.Options{
 		Store: st,
 		Admin: svc,
 		Activation: activation.New(activation.Options{
 			Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
 		}),
-		Purchases:       purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys}),
+		Purchases:       purchases,
 		Auth:            auth.NewAuthenticator(st, clk),
 		Limiter:         limiter,
 		Ready:           ready,
@@ -107,6 +109,11 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		Logger:          log,
 		TrustedProxies:  cfg.TrustedProxies,
 	})
+	cons, err := console.New(console.Options{Store: st, Admin: svc, Purchases: purchases, Clock: clk, Limiter: limiter, Logger: log,
+		BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout})
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
@@ -118,8 +125,8 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, mail: sender, jobs: jobs(st, svc, cat, worker, clk), http: &http.Server{
-		Handler:           srv,
+	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, mail: sender, jobs: jobs(st, svc, cat, worker, cons, clk), http: &http.Server{
+		Handler:           withConsole(srv, cons.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       httpapi.ReadTimeout,
 		WriteTimeout:      httpapi.WriteTimeout,
@@ -128,6 +135,16 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	}}
 	log.Info("licentia listening", "addr", ln.Addr().String(), "config", cfg.Redacted())
 	return a, nil
+}
+
+// withConsole serves the web console at /console/ (and / redirecting
+// there) and the API everywhere else.
+func withConsole(api, console http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	mux.Handle("/console/", console)
+	mux.Handle("GET /{$}", console)
+	return mux
 }
 
 // Addr is the address the service listens on.
