@@ -44,7 +44,7 @@ func TestServeJobs(t *testing.T) {
 	app := h.newApp(t, io.Discard)
 	want := map[string]time.Duration{
 		"catalogue": signing.RefreshInterval, "licence sweep": time.Minute,
-		"webhook deliveries": time.Second, "event clean-up": time.Hour,
+		"webhook deliveries": time.Second, "event clean-up": time.Hour, "session clean-up": time.Hour,
 	}
 	if diff := cmp.Diff(want, app.JobIntervals()); diff != "" {
 		t.Errorf("jobs mismatch (-want +got):\n%s", diff)
@@ -251,5 +251,43 @@ func TestClose(t *testing.T) {
 	}
 	if err := app.Close(); err != nil {
 		t.Errorf("Close() after Run error = %v", err)
+	}
+}
+
+// TestSessionCleanupJob: the step deletes console sessions idle for 12
+// hours or past their 7 days, and keeps the others.
+func TestSessionCleanupJob(t *testing.T) {
+	st := openJobStore(t)
+	clk := clock.NewFake(jobStart)
+	a := &licentia.Account{ID: licentia.NewID(), Email: "ada@example.com", CreatedAt: jobStart, UpdatedAt: jobStart}
+	o := &licentia.Organization{ID: licentia.NewID(), Name: "Acme", Slug: "acme", Plan: licentia.PlanIndie, CreatedAt: jobStart}
+	idle := &licentia.Session{ID: licentia.NewID(), TokenHash: []byte("idle"), AccountID: a.ID, OrgID: o.ID,
+		CreatedAt: jobStart, LastSeenAt: jobStart, ExpiresAt: jobStart.Add(7 * 24 * time.Hour)}
+	live := *idle
+	live.ID, live.TokenHash, live.LastSeenAt = licentia.NewID(), []byte("live"), jobStart.Add(time.Hour)
+	err := st.InTx(t.Context(), func(tx store.Tx) error {
+		if err := tx.CreateOrganization(t.Context(), o); err != nil {
+			return err
+		}
+		if err := tx.CreateAccount(t.Context(), a); err != nil {
+			return err
+		}
+		if err := tx.CreateSession(t.Context(), idle); err != nil {
+			return err
+		}
+		return tx.CreateSession(t.Context(), &live)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(jobStart.Add(12*time.Hour + time.Millisecond))
+	if err := cli.JobSteps(st, clk)["session clean-up"](t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SessionByToken(t.Context(), []byte("idle")); licentia.ErrorCode(err) != licentia.CodeNotFound {
+		t.Errorf("the idle session: %v, want not_found", err)
+	}
+	if _, err := st.SessionByToken(t.Context(), []byte("live")); err != nil {
+		t.Errorf("the live session: %v, want it kept", err)
 	}
 }
