@@ -3,7 +3,6 @@ package console
 import (
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/store"
@@ -48,11 +47,17 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, v *visit) erro
 	}
 	p := overviewPage{Plan: string(org.Organization.Plan), Counts: counts, Chart: newChart(days)}
 	for _, u := range usage {
-		row := usageRow{Name: strings.ReplaceAll(u.Resource, "_", " "), Used: u.Used, Limit: u.Limit}
+		row := usageRow{Name: usageNames[u.Resource], Used: u.Used, Limit: u.Limit}
 		if u.Limit > 0 {
 			row.Percent = min(u.Used*100/u.Limit, 100)
 		}
 		p.Usage = append(p.Usage, row)
 	}
 	return s.render(w, r, http.StatusOK, "overview", &view{Title: "Overview", Section: "overview", Visit: v, Notice: notice(r), Data: p})
+}
+
+// usageNames are the plan's limits as the overview names them.
+var usageNames = map[string]string{
+	"active_licences": "Active licences", "products": "Products", "api_keys": "API keys",
+	"integrations": "Payment integrations", "webhook_endpoints": "Webhook endpoints", "team_places": "Team places",
 }
