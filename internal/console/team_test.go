@@ -186,3 +186,75 @@ func TestUnknownLinks(t *testing.T) {
 	e.clock.Advance(24 * 3600e9)
 	wantStatus(t, "expired setup link", c.get(t, link), http.StatusNotFound)
 }
+
+// Every role rule of the team routes, in the console as on the API: a role
+// without members:write is refused each team form naming its role; an admin
+// never gives owner, never acts on themself or on an owner, and may act on
+// another admin.
+func TestTeamRoleRulesInTheConsole(t *testing.T) {
+	onEngines(t, func(t *testing.T, o envOptions) {
+		e := newEnv(t, o)
+		owner := e.owner(t)
+		wantSeeOther(t, "invite", owner.post(t, "/console/team/invitations",
+			url.Values{"email": {"pending@acme.example"}, "role": {"viewer"}}), "/console/team?done=invited")
+		invs, err := e.store.PendingInvitations(t.Context(), e.org.ID, e.clock.Now())
+		if err != nil || len(invs) != 1 {
+			t.Fatalf("PendingInvitations() = %v, %v", invs, err)
+		}
+		target := e.member(t, e.org.ID, "target@acme.example", licentia.RoleViewer)
+		posts := func(id string) map[string]url.Values {
+			return map[string]url.Values{
+				"/console/team/invitations":                           {"email": {"x@acme.example"}, "role": {"viewer"}},
+				"/console/team/invitations/" + invs[0].ID + "/revoke": {},
+				"/console/team/members/" + id + "/role":               {"role": {"support"}},
+				"/console/team/members/" + id + "/remove":             {},
+			}
+		}
+		for _, role := range []licentia.Role{licentia.RoleViewer, licentia.RoleSupport, licentia.RoleDeveloper} {
+			c := e.as(t, role)
+			for path, form := range posts(target.ID) {
+				a := c.post(t, path, form)
+				if a.status != http.StatusForbidden || !strings.Contains(a.body, "The "+string(role)+" role cannot") {
+					t.Errorf("%s posts %s: %d, want 403 naming the role:\n%s", role, path, a.status, a.body)
+				}
+			}
+		}
+		if m, err := e.store.Member(t.Context(), e.org.ID, target.ID); err != nil || m.Role != licentia.RoleViewer {
+			t.Errorf("target after the refused posts = %+v, %v", m, err)
+		}
+
+		admin := e.as(t, licentia.RoleAdmin)
+		self, err := e.store.MemberByEmail(t.Context(), e.org.ID, "admin@acme.example")
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := e.member(t, e.org.ID, "other-admin@acme.example", licentia.RoleAdmin)
+		ownerMember, _ := e.store.MemberByEmail(t.Context(), e.org.ID, "owner@acme.example")
+		for _, tt := range []struct {
+			name, path string
+			form       url.Values
+			status     int
+		}{
+			{"give owner", "/console/team/members/" + target.ID + "/role", url.Values{"role": {"owner"}}, http.StatusBadRequest},
+			{"invite an owner", "/console/team/invitations", url.Values{"email": {"o@acme.example"}, "role": {"owner"}}, http.StatusBadRequest},
+			{"change oneself", "/console/team/members/" + self.ID + "/role", url.Values{"role": {"viewer"}}, http.StatusForbidden},
+			{"remove oneself", "/console/team/members/" + self.ID + "/remove", url.Values{}, http.StatusForbidden},
+			{"change the owner", "/console/team/members/" + ownerMember.ID + "/role", url.Values{"role": {"admin"}}, http.StatusForbidden},
+			{"another organization's member", "/console/team/members/" + e.ownerOf(t, e.otherOrg(t)) + "/remove", url.Values{}, http.StatusNotFound},
+			{"change another admin", "/console/team/members/" + other.ID + "/role", url.Values{"role": {"developer"}}, http.StatusSeeOther},
+			{"remove another admin", "/console/team/members/" + other.ID + "/remove", url.Values{}, http.StatusSeeOther},
+		} {
+			wantStatus(t, tt.name, admin.post(t, tt.path, tt.form), tt.status)
+		}
+	})
+}
+
+// ownerOf is the id of an organization's owner.
+func (e *env) ownerOf(t *testing.T, o *licentia.Organization) string {
+	t.Helper()
+	ms, err := e.store.Members(t.Context(), o.ID)
+	if err != nil || len(ms) == 0 {
+		t.Fatalf("Members() = %v, %v", ms, err)
+	}
+	return ms[0].ID
+}
