@@ -65,6 +65,7 @@ type Server struct {
 	pages     pages
 	mux       *http.ServeMux
 	handler   http.Handler
+	observed  httpapi.Observed
 }
 
 // New returns a Server with every page registered.
@@ -90,6 +91,10 @@ func New(o Options) (*Server, error) {
 	var err error
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
+	}
+	s.observed = httpapi.Observed{Log: s.log, Clock: s.clock, Message: "console request",
+		Pattern: func(r *http.Request) string { _, p := s.mux.Handler(r); return p },
+		Fail:    func(w http.ResponseWriter, r *http.Request, _ any) { s.fail(w, r, nil, errPanic) },
 	}
 	s.routes()
 	s.handler = s.middleware(s.mux)
@@ -122,35 +127,12 @@ func requestID(ctx context.Context) string {
 	return id
 }
 
-// statusWriter remembers the status for the access log.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // middleware wraps every request, in this order: the security headers, a
 // request id, panic recovery, the access log and the request's deadline.
 // The access log names the route pattern, never the path: link paths hold
 // tokens.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := s.clock.Now()
 		for k, v := range securityHeaders {
 			w.Header().Set(k, v)
 		}
@@ -159,24 +141,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), s.timeout)
 		defer cancel()
 		r = r.WithContext(ctx)
-		sw := &statusWriter{ResponseWriter: w}
-		defer func() {
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
-				}
-				s.log.LogAttrs(r.Context(), slog.LevelError, "panic", slog.String("request_id", id), slog.Any("panic", p))
-				if sw.status == 0 {
-					s.fail(sw, r, nil, errPanic)
-				}
-			}
-			_, pattern := s.mux.Handler(r)
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "console request",
-				slog.String("method", r.Method), slog.String("pattern", pattern), slog.Int("status", sw.status),
-				slog.Float64("duration_ms", float64(s.clock.Now().Sub(start).Microseconds())/1000),
-				slog.String("request_id", id))
-		}()
-		next.ServeHTTP(sw, r)
+		s.observed.Serve(w, r, id, next)
 	})
 }
 

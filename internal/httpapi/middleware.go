@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -30,35 +29,12 @@ func requestID(ctx context.Context) string {
 	return id
 }
 
-// statusWriter remembers the status for the access log.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // middleware wraps every request, in this order: request id, Cache-Control:
 // no-store and X-Content-Type-Options: nosniff, panic recovery, access log.
 // Caller identification, rate limits, 401 and scope checks are per route
 // (see route.go), after the route is known.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := s.clock.Now()
 		// A request id the client sends is echoed when it has the contract's
 		// shape; any other value is replaced, so a log line or an answer
 		// never carries text the client chose freely.
@@ -72,25 +48,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		// A browser must not guess another type than the JSON declared, such
 		// as HTML from a value a client chose.
 		w.Header().Set("X-Content-Type-Options", "nosniff")
-		sw := &statusWriter{ResponseWriter: w}
-		defer func() {
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
-				}
-				s.log.LogAttrs(r.Context(), slog.LevelError, "panic",
-					slog.String("request_id", id), slog.String("panic", fmt.Sprint(p)))
-				if sw.status == 0 {
-					s.writeError(sw, r, fmt.Errorf("panic: %v", p))
-				}
-			}
-			_, pattern := s.mux.Handler(r)
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-				slog.String("method", r.Method), slog.String("pattern", pattern),
-				slog.Int("status", sw.status), slog.Float64("duration_ms", float64(s.clock.Now().Sub(start).Microseconds())/1000),
-				slog.String("request_id", id))
-		}()
-		next.ServeHTTP(sw, r)
+		s.observed.Serve(w, r, id, next)
 	})
 }
 

@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -66,6 +67,7 @@ type Server struct {
 	timeout    time.Duration
 	mux        *http.ServeMux
 	handler    http.Handler
+	observed   Observed
 }
 
 // New returns a Server with every route registered.
@@ -76,6 +78,10 @@ func New(o Options) *Server {
 	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultDatabaseTimeout
+	}
+	s.observed = Observed{Log: s.log, Clock: s.clock, Message: "request",
+		Pattern: func(r *http.Request) string { _, p := s.mux.Handler(r); return p },
+		Fail:    func(w http.ResponseWriter, r *http.Request, p any) { s.writeError(w, r, fmt.Errorf("panic: %v", p)) },
 	}
 	s.routes()
 	s.handler = s.middleware(s.withDeadline(http.HandlerFunc(s.dispatch)))

@@ -1,0 +1,68 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/licentia/licentia/internal/clock"
+)
+
+// Observed is how a server's requests are watched: one access-log line each,
+// naming the route pattern (never the path, which may hold a token) and
+// panic recovery that still answers. The API and the console share it.
+type Observed struct {
+	Log   *slog.Logger
+	Clock clock.Clock
+	// Message starts each access-log line.
+	Message string
+	// Pattern names the route a request matched, "" for none.
+	Pattern func(*http.Request) string
+	// Fail answers a request whose handler panicked before answering.
+	Fail func(w http.ResponseWriter, r *http.Request, panicValue any)
+}
+
+// Serve runs next for the request with id, recovering a panic and logging
+// the outcome.
+func (o Observed) Serve(w http.ResponseWriter, r *http.Request, id string, next http.Handler) {
+	start := o.Clock.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			o.Log.LogAttrs(r.Context(), slog.LevelError, "panic", slog.String("request_id", id), slog.Any("panic", p))
+			if sw.status == 0 {
+				o.Fail(sw, r, p)
+			}
+		}
+		o.Log.LogAttrs(r.Context(), slog.LevelInfo, o.Message,
+			slog.String("method", r.Method), slog.String("pattern", o.Pattern(r)), slog.Int("status", sw.status),
+			slog.Float64("duration_ms", float64(o.Clock.Now().Sub(start)/time.Microsecond)/1000),
+			slog.String("request_id", id))
+	}()
+	next.ServeHTTP(sw, r)
+}
+
+// statusWriter remembers the status for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
