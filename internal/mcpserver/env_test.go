@@ -394,3 +394,13 @@ func withoutRequestID(t *testing.T, b []byte) map[string]any {
 	}
 	return m
 }
+
+// mustJSON encodes v.
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

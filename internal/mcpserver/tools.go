@@ -49,7 +49,7 @@ var (
 	byMapping     = []pathArg{{"id", "integration_id"}, {"providerProductId", "provider_product_id"}}
 )
 
-// tools are every tool, in the order tools/list gives them: one per
+// tools are every tool (tools/list gives them by name): one per
 // administration operation an assistant may be given. There is no tool for
 // the routes no assistant may call (anonymising, product writes, adding,
 // changing or removing a webhook endpoint or replacing its secret), nor for
