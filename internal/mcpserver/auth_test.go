@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -111,8 +112,12 @@ func TestUnauthorized(t *testing.T) {
 func TestRefusedCredentialsLimited(t *testing.T) {
 	e := newEnv(t, nil)
 	for i := range 300 {
-		if a := e.post(t, "Bearer nonsense", initialize); a.status != http.StatusUnauthorized {
+		a := e.post(t, "Bearer nonsense", initialize)
+		if a.status != http.StatusUnauthorized {
 			t.Fatalf("refused credential %d: %d %s", i+1, a.status, a.body)
+		}
+		if got, want := a.header.Get("X-RateLimit-Remaining-admin"), strconv.Itoa(299-i); got != want {
+			t.Fatalf("refused credential %d: X-RateLimit-Remaining-admin %q, want %s", i+1, got, want)
 		}
 	}
 	a := e.post(t, "Bearer nonsense", initialize)

@@ -103,6 +103,11 @@ func New(o Options) (*Server, error) {
 	// reverse proxy on the same machine forwards, and a rebinding page has
 	// no bearer token to send anyway. The SDK logs nothing: its lines would
 	// carry tool arguments, customer emails among them.
+	//
+	// A message is read only once its sender is known; its size is bounded
+	// all the same. A tool's arguments become a body the API holds to
+	// MaxBody (413 payload_too_large, as a tool error), so a message may be
+	// some larger, for its envelope and JSON escapes.
 	s.mcp = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, DisableLocalhostProtection: true, MaxRequestBodyBytes: 4 * httpapi.MaxBody,
 	})
@@ -186,11 +191,16 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, rq *request, err
 	res, lerr := s.limiter.Allow(r.Context(), ratelimit.Admin, "addr:"+rq.addr+"|"+Path)
 	if lerr != nil {
 		s.log.WarnContext(r.Context(), "rate limiter unavailable", "request_id", rq.id, "error", lerr.Error())
-	} else if !res.Allowed {
-		w.Header().Set("Retry-After-"+ratelimit.Admin.Name, strconv.FormatInt(max(int64((res.Reset+time.Second-1)/time.Second), 1), 10))
-		writeError(w, rq.id, licentia.Errorf(licentia.CodeRateLimited,
-			"Too many requests; retry after the seconds in Retry-After-%s.", ratelimit.Admin.Name))
-		return
+	} else {
+		name, reset := ratelimit.Admin.Name, strconv.FormatInt(max(int64((res.Reset+time.Second-1)/time.Second), 1), 10)
+		w.Header().Set("X-RateLimit-Limit-"+name, strconv.FormatInt(res.Limit, 10))
+		w.Header().Set("X-RateLimit-Remaining-"+name, strconv.FormatInt(res.Remaining, 10))
+		w.Header().Set("X-RateLimit-Reset-"+name, reset)
+		if !res.Allowed {
+			w.Header().Set("Retry-After-"+name, reset)
+			writeError(w, rq.id, licentia.Errorf(licentia.CodeRateLimited, "Too many requests; retry after the seconds in Retry-After-%s.", name))
+			return
+		}
 	}
 	w.Header().Set("WWW-Authenticate", fmt.Sprintf("Bearer resource_metadata=%q", s.metadata))
 	writeError(w, rq.id, err)
