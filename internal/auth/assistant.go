@@ -55,6 +55,19 @@ func AssistantScopes(role licentia.Role) []licentia.Scope {
 	return kept
 }
 
+// AsAssistant returns the caller held to the assistant guard-rails: an API
+// key used through the MCP server acts for an AI assistant, so it loses
+// the scopes an assistant never holds and is refused what an assistant is
+// refused, while staying the key (its audit actor and rate limit).
+func (c *Caller) AsAssistant() *Caller {
+	out := *c
+	out.Assistant = true
+	out.Scopes = slices.DeleteFunc(slices.Clone(c.Scopes), func(s licentia.Scope) bool {
+		return slices.Contains(assistantGuardRails, s)
+	})
+	return &out
+}
+
 // authenticateAssistant identifies an AI assistant by its access token:
 // the token must be unexpired, its grant not revoked, and its member still
 // on the team. The member's role is read now, so a demotion or a removal

@@ -20,6 +20,7 @@ import (
 	"github.com/licentia/licentia/internal/console"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/mail"
+	"github.com/licentia/licentia/internal/mcpserver"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/signing"
@@ -94,6 +95,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		return nil, err
 	}
 	purchases := purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys})
+	authn := auth.NewAuthenticator(st, clk)
 	srv := httpapi.New(httpapi.Options{
 		Store: st,
 		Admin: svc,
@@ -101,7 +103,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 			Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
 		}),
 		Purchases:       purchases,
-		Auth:            auth.NewAuthenticator(st, clk),
+		Auth:            authn,
 		Limiter:         limiter,
 		Ready:           ready,
 		DatabaseTimeout: cfg.DatabaseTimeout,
@@ -111,6 +113,11 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	})
 	cons, err := console.New(console.Options{Store: st, Admin: svc, Purchases: purchases, Clock: clk, Limiter: limiter, Logger: log,
 		BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout})
+	if err != nil {
+		return nil, err
+	}
+	assistants, err := mcpserver.New(mcpserver.Options{API: srv, Auth: authn, Limiter: limiter, Clock: clk,
+		Logger: log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +133,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		}
 	}
 	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, mail: sender, jobs: jobs(st, svc, cat, worker, cons, clk), http: &http.Server{
-		Handler:           withConsole(srv, cons.Handler()),
+		Handler:           withConsole(srv, cons.Handler(), assistants),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       httpapi.ReadTimeout,
 		WriteTimeout:      httpapi.WriteTimeout,
@@ -138,12 +145,13 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 }
 
 // withConsole serves the web console at /console/ (and / redirecting
-// there) and the API everywhere else.
-func withConsole(api, console http.Handler) http.Handler {
+// there), the MCP server at /mcp and the API everywhere else.
+func withConsole(api, console, assistants http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
 	mux.Handle("/console/", console)
 	mux.Handle("GET /{$}", console)
+	mux.Handle(mcpserver.Path, assistants)
 	return mux
 }
 

@@ -19,6 +19,7 @@ type ctxKey int
 const (
 	requestIDKey ctxKey = iota
 	callerKey
+	assistantKey
 )
 
 var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{8,64}$`)

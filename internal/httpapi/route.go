@@ -19,8 +19,12 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 // when the key is missing or refused), 401, 403 scope, 413; the handler
 // then answers 400, 404, 409, 402 and 503 in that order.
 func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
+	s.scopes[pattern] = scope
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		caller, authErr := s.auth.Authenticate(r.Context(), authorization(r.Header))
+		if authErr == nil && forAssistant(r.Context()) {
+			caller = caller.AsAssistant()
+		}
 		if authErr != nil && licentia.ErrorCode(authErr) != licentia.CodeUnauthorized {
 			// The key could not be read (the database failed or did not
 			// answer in time): a server error, counted against nobody. Counted
@@ -60,6 +64,41 @@ func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 			s.writeError(w, r, err)
 		}
 	})
+}
+
+// notForAssistants refuses an AI assistant that passed the scope check 403
+// forbidden, whatever its role: an assistant never adds, changes or removes
+// a webhook endpoint nor replaces its secret. Endpoints receive the
+// organization's events, customer emails among them, and an assistant led
+// astray by what it reads must not be able to send them elsewhere.
+func notForAssistants(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if callerOf(r).Assistant {
+			return licentia.Errorf(licentia.CodeForbidden,
+				"An AI assistant cannot add, change or remove a webhook endpoint or replace its secret.")
+		}
+		return h(w, r)
+	}
+}
+
+// ForAssistant marks a request made on behalf of an AI assistant, such as a
+// tool call of the MCP server: its caller, an API key included, is held to
+// the assistant guard-rails. Only code in the process can set it; no header
+// of a client's request does.
+func ForAssistant(ctx context.Context) context.Context {
+	return context.WithValue(ctx, assistantKey, true)
+}
+
+func forAssistant(ctx context.Context) bool {
+	v, _ := ctx.Value(assistantKey).(bool)
+	return v
+}
+
+// RouteScope returns the scope the administration route pattern needs, as
+// the route table names it, and false for a pattern that is not one.
+func (s *Server) RouteScope(pattern string) (licentia.Scope, bool) {
+	scope, ok := s.scopes[pattern]
+	return scope, ok
 }
 
 // authorization is the request's Authorization value, or "" (refused as a

@@ -36,12 +36,14 @@ func (s *Server) routes() {
 
 	s.provider("POST /v1/providers/{integration_id}/webhooks", s.providerWebhook)
 
+	// An AI assistant may read endpoints and deliveries and retry a
+	// delivery, never add, change or remove an endpoint or replace its secret.
 	s.handle("GET /v1/admin/webhooks", licentia.ScopeWebhooksRead, s.listWebhooks)
-	s.handle("POST /v1/admin/webhooks", licentia.ScopeWebhooksWrite, s.addWebhook)
+	s.handle("POST /v1/admin/webhooks", licentia.ScopeWebhooksWrite, notForAssistants(s.addWebhook))
 	s.handle("GET /v1/admin/webhooks/{id}", licentia.ScopeWebhooksRead, s.getWebhook)
-	s.handle("PATCH /v1/admin/webhooks/{id}", licentia.ScopeWebhooksWrite, s.patchWebhook)
-	s.handle("DELETE /v1/admin/webhooks/{id}", licentia.ScopeWebhooksWrite, s.deleteWebhook)
-	s.handle("POST /v1/admin/webhooks/{id}/rotate-secret", licentia.ScopeWebhooksWrite, s.rotateWebhookSecret)
+	s.handle("PATCH /v1/admin/webhooks/{id}", licentia.ScopeWebhooksWrite, notForAssistants(s.patchWebhook))
+	s.handle("DELETE /v1/admin/webhooks/{id}", licentia.ScopeWebhooksWrite, notForAssistants(s.deleteWebhook))
+	s.handle("POST /v1/admin/webhooks/{id}/rotate-secret", licentia.ScopeWebhooksWrite, notForAssistants(s.rotateWebhookSecret))
 	s.handle("GET /v1/admin/webhooks/{id}/deliveries", licentia.ScopeWebhooksRead, s.listDeliveries)
 	s.handle("POST /v1/admin/webhooks/{id}/deliveries/{deliveryId}/retry", licentia.ScopeWebhooksWrite, s.retryDelivery)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/store"
@@ -68,6 +69,8 @@ type Server struct {
 	mux        *http.ServeMux
 	handler    http.Handler
 	observed   Observed
+	// scopes holds each administration route's scope by pattern.
+	scopes map[string]licentia.Scope
 }
 
 // New returns a Server with every route registered.
@@ -75,6 +78,7 @@ func New(o Options) *Server {
 	s := &Server{
 		store: o.Store, admin: o.Admin, activation: o.Activation, purchases: o.Purchases, auth: o.Auth, limiter: o.Limiter, clock: o.Clock,
 		log: o.Logger, proxies: o.TrustedProxies, ready: o.Ready, timeout: o.DatabaseTimeout, mux: http.NewServeMux(),
+		scopes: map[string]licentia.Scope{},
 	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultDatabaseTimeout
