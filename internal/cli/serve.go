@@ -20,6 +20,7 @@ import (
 	"github.com/licentia/licentia/internal/console"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/mail"
+	"github.com/licentia/licentia/internal/oauth"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/signing"
@@ -109,8 +110,10 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		Logger:          log,
 		TrustedProxies:  cfg.TrustedProxies,
 	})
-	cons, err := console.New(console.Options{Store: st, Admin: svc, Purchases: purchases, Clock: clk, Limiter: limiter, Logger: log,
-		BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout})
+	authz := oauth.New(oauth.Options{Store: st, Clock: clk, Limiter: limiter, Logger: log, BaseURL: cfg.PublicURL(),
+		TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout})
+	cons, err := console.New(console.Options{Store: st, Admin: svc, Purchases: purchases, OAuth: authz, Clock: clk, Limiter: limiter,
+		Logger: log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +128,8 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, mail: sender, jobs: jobs(st, svc, cat, worker, cons, clk), http: &http.Server{
-		Handler:           withConsole(srv, cons.Handler()),
+	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, mail: sender, jobs: jobs(st, svc, cat, worker, cons, authz, clk), http: &http.Server{
+		Handler:           withConsole(srv, cons.Handler(), authz.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       httpapi.ReadTimeout,
 		WriteTimeout:      httpapi.WriteTimeout,
@@ -138,12 +141,19 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 }
 
 // withConsole serves the web console at /console/ (and / redirecting
-// there) and the API everywhere else.
-func withConsole(api, console http.Handler) http.Handler {
+// there), the authorization server's metadata and endpoints, with
+// /oauth/authorize in the console, whose sessions it needs, and the API
+// everywhere else.
+func withConsole(api, console, authz http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
 	mux.Handle("/console/", console)
 	mux.Handle("GET /{$}", console)
+	mux.Handle("/oauth/", authz)
+	mux.Handle("/oauth/authorize", console)
+	mux.Handle("/.well-known/oauth-authorization-server", authz)
+	mux.Handle("/.well-known/oauth-protected-resource", authz)
+	mux.Handle("/.well-known/oauth-protected-resource"+oauth.ResourcePath, authz)
 	return mux
 }
 

@@ -67,4 +67,6 @@ type AuthorizationCode struct {
 	ExpiresAt time.Time
 	UsedAt    *time.Time
 	CreatedAt time.Time
+	// Grant is the code's grant, read with it.
+	Grant Grant
 }

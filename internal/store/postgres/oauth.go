@@ -36,11 +36,17 @@ func (r reader) OAuthClient(ctx context.Context, id string) (*licentia.OAuthClie
 const authorizationCodeColumns = `code_hash, client_id, redirect_uri, code_challenge, resource, org_id, member_id, grant_id,
 	expires_at, used_at, created_at`
 
+// authorizationCodeQuery reads a code with its grant, whose end decides
+// the exchange.
+const authorizationCodeQuery = `SELECT c.code_hash, c.client_id, c.redirect_uri, c.code_challenge, c.resource, c.org_id,
+	c.member_id, c.grant_id, c.expires_at, c.used_at, c.created_at, ` + grantColumns + `
+	FROM authorization_codes c JOIN grants g ON g.id = c.grant_id WHERE c.code_hash = $1`
+
 func (r reader) AuthorizationCode(ctx context.Context, hash []byte) (*licentia.AuthorizationCode, error) {
 	var c licentia.AuthorizationCode
-	err := r.q.QueryRow(ctx, `SELECT `+authorizationCodeColumns+` FROM authorization_codes WHERE code_hash = $1`, hash).
-		Scan(&c.CodeHash, &c.ClientID, &c.RedirectURI, &c.CodeChallenge, &c.Resource, &c.OrgID, &c.MemberID, &c.GrantID,
-			&c.ExpiresAt, &c.UsedAt, &c.CreatedAt)
+	dest := append([]any{&c.CodeHash, &c.ClientID, &c.RedirectURI, &c.CodeChallenge, &c.Resource, &c.OrgID, &c.MemberID,
+		&c.GrantID, &c.ExpiresAt, &c.UsedAt, &c.CreatedAt}, grantFields(&c.Grant)...)
+	err := r.q.QueryRow(ctx, authorizationCodeQuery, hash).Scan(dest...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = store.NotFound(licentia.CodeNotFound, "Authorization code")
 	}
@@ -48,6 +54,7 @@ func (r reader) AuthorizationCode(ctx context.Context, hash []byte) (*licentia.A
 		return nil, fmt.Errorf("read authorization code: %w", err)
 	}
 	c.ExpiresAt, c.UsedAt, c.CreatedAt = c.ExpiresAt.UTC(), utcPtr(c.UsedAt), c.CreatedAt.UTC()
+	utcGrant(&c.Grant)
 	return &c, nil
 }
 

@@ -31,13 +31,20 @@ func (r reader) OAuthClient(ctx context.Context, id string) (*licentia.OAuthClie
 const authorizationCodeColumns = `code_hash, client_id, redirect_uri, code_challenge, resource, org_id, member_id, grant_id,
 	expires_at, used_at, created_at`
 
+// authorizationCodeQuery reads a code with its grant, whose end decides
+// the exchange.
+const authorizationCodeQuery = `SELECT c.code_hash, c.client_id, c.redirect_uri, c.code_challenge, c.resource, c.org_id,
+	c.member_id, c.grant_id, c.expires_at, c.used_at, c.created_at, ` + grantColumns + `
+	FROM authorization_codes c JOIN grants g ON g.id = c.grant_id WHERE c.code_hash = ?`
+
 func (r reader) AuthorizationCode(ctx context.Context, hash []byte) (*licentia.AuthorizationCode, error) {
 	var c licentia.AuthorizationCode
 	var expires, created int64
 	var used *int64
-	err := r.q.QueryRowContext(ctx, `SELECT `+authorizationCodeColumns+` FROM authorization_codes WHERE code_hash = ?`, hash).
-		Scan(&c.CodeHash, &c.ClientID, &c.RedirectURI, &c.CodeChallenge, &c.Resource, &c.OrgID, &c.MemberID, &c.GrantID,
-			&expires, &used, &created)
+	var d grantDest
+	dest := append([]any{&c.CodeHash, &c.ClientID, &c.RedirectURI, &c.CodeChallenge, &c.Resource, &c.OrgID, &c.MemberID,
+		&c.GrantID, &expires, &used, &created}, d.fields()...)
+	err := r.q.QueryRowContext(ctx, authorizationCodeQuery, hash).Scan(dest...)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.NotFound(licentia.CodeNotFound, "Authorization code")
 	}
@@ -45,6 +52,7 @@ func (r reader) AuthorizationCode(ctx context.Context, hash []byte) (*licentia.A
 		return nil, fmt.Errorf("read authorization code: %w", err)
 	}
 	c.ExpiresAt, c.UsedAt, c.CreatedAt = store.FromMillis(expires), store.FromMillisPtr(used), store.FromMillis(created)
+	c.Grant = d.grant()
 	return &c, nil
 }
 

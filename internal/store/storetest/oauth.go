@@ -30,7 +30,7 @@ func newAuthorizationCode(c *licentia.OAuthClient, g *licentia.Grant) *licentia.
 	return &licentia.AuthorizationCode{
 		CodeHash: hash, ClientID: c.ID, RedirectURI: c.RedirectURIs[1], CodeChallenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
 		Resource: "https://licentia.example.org/mcp", OrgID: g.OrgID, MemberID: g.MemberID, GrantID: g.ID,
-		ExpiresAt: g.CreatedAt.Add(10 * time.Minute), CreatedAt: g.CreatedAt,
+		ExpiresAt: g.CreatedAt.Add(10 * time.Minute), CreatedAt: g.CreatedAt, Grant: *g,
 	}
 }
 
@@ -105,8 +105,9 @@ func testOAuthClients(t *testing.T, s store.Store) {
 }
 
 // testAuthorizationCodes: a code reads back by its hash with everything it
-// is bound to, in and out of transactions; an unknown hash answers
-// not_found; a taken hash answers conflict.
+// is bound to and its grant, in and out of transactions, with the grant's
+// end once it is revoked; an unknown hash answers not_found; a taken hash
+// answers conflict.
 func testAuthorizationCodes(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	c, g, codes := createCodeFixture(t, s, func(*licentia.AuthorizationCode) {}, func(code *licentia.AuthorizationCode) {
@@ -136,6 +137,16 @@ func testAuthorizationCodes(t *testing.T, s store.Store) {
 	got, err := s.AuthorizationCode(ctx, codes[0].CodeHash)
 	if diff := cmp.Diff(codes[0], got); diff != "" || err != nil {
 		t.Errorf("AuthorizationCode() after a refused write mismatch (-want +got), error %v:\n%s", err, diff)
+	}
+	at := base.Add(time.Hour)
+	inTx(t, s, func(tx store.Tx) error {
+		_, err := tx.RevokeGrant(ctx, g.OrgID, g.MemberID, g.ID, at)
+		return err
+	})
+	codes[0].Grant.RevokedAt = &at
+	got, err = s.AuthorizationCode(ctx, codes[0].CodeHash)
+	if diff := cmp.Diff(codes[0], got); diff != "" || err != nil {
+		t.Errorf("AuthorizationCode() of a revoked grant mismatch (-want +got), error %v:\n%s", err, diff)
 	}
 }
 
