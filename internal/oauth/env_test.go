@@ -417,3 +417,27 @@ func retrieveError(err error) string {
 	}
 	return ""
 }
+
+// oauth2VerifierOption is the option sending c's current verifier.
+func oauth2VerifierOption(c *client) oauth2.AuthCodeOption { return oauth2.VerifierOption(c.verifier) }
+
+// otherOrg is a second organization, owned by boss@beta.example.
+func (e *env) otherOrg(t *testing.T) *licentia.Organization {
+	t.Helper()
+	o, err := e.admin.CreateOrganization(t.Context(), licentia.OperatorActor, admin.NewOrganization{
+		Name: "Beta Works", Slug: "beta", Plan: licentia.PlanBusiness, OwnerEmail: "boss@beta.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// signedIn is a browser signed in to the console as email.
+func (e *env) signedIn(t *testing.T, email string) *browser {
+	t.Helper()
+	b := e.browser()
+	if a := b.post(t, "/console/sign-in", url.Values{"email": {email}, "password": {password}}); a.status != http.StatusSeeOther {
+		t.Fatalf("sign in as %s: %d\n%s", email, a.status, a.body)
+	}
+	return b
+}

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -115,6 +116,8 @@ func checkRedirectURI(raw string) string {
 		return "has a user name"
 	case !isHostname(u.Hostname()):
 		return "names a host that is neither a DNS name nor an IP address"
+	case !isPort(u):
+		return "has a port that is not a number from 1 to 65535"
 	case u.Scheme == "https":
 		return ""
 	case u.Scheme == "http" && slices.Contains(loopbackHosts, u.Hostname()):
@@ -134,6 +137,19 @@ func isHostname(h string) bool {
 	return h != "" && !strings.ContainsFunc(h, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.')
 	})
+}
+
+// isPort reports whether u names no port, or one from 1 to 65535.
+func isPort(u *url.URL) bool {
+	if strings.HasSuffix(u.Host, ":") {
+		return false
+	}
+	p := u.Port()
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // truncate shortens s to at most n bytes of whole characters, for a
