@@ -37,6 +37,10 @@ func (s *Service) Handler() http.Handler {
 	for _, p := range []string{"/oauth/register", "/oauth/token", "/oauth/revoke"} {
 		mux.Handle(p, s.endpoint(methodNotAllowed("POST")))
 	}
+	for _, p := range []string{"/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource",
+		"/.well-known/oauth-protected-resource" + ResourcePath} {
+		mux.Handle(p, s.endpoint(methodNotAllowed("GET, HEAD")))
+	}
 	mux.Handle("/oauth/", s.endpoint(func(http.ResponseWriter, *http.Request) error {
 		return &Error{Code: ErrInvalidRequest, Description: "There is no endpoint here.", Status: http.StatusNotFound}
 	}))

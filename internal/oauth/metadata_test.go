@@ -69,7 +69,9 @@ func TestMetadata(t *testing.T) {
 		t.Errorf("GET /oauth/token: Allow = %q, want POST", a.header.Get("Allow"))
 	}
 	wantOAuthError(t, "GET /oauth/nothing", b.get(t, "/oauth/nothing"), http.StatusNotFound, "invalid_request")
-	if a := b.do(t, http.MethodPost, "/.well-known/oauth-authorization-server", "", nil); a.status != http.StatusMethodNotAllowed {
-		t.Errorf("POST to the metadata: %d, want 405", a.status)
+	a = b.do(t, http.MethodPost, "/.well-known/oauth-authorization-server", "", nil)
+	wantOAuthError(t, "POST to the metadata", a, http.StatusMethodNotAllowed, "invalid_request")
+	if a.header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("POST to the metadata: Allow = %q, want GET, HEAD", a.header.Get("Allow"))
 	}
 }
