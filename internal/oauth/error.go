@@ -30,6 +30,9 @@ type Error struct {
 	// client and redirect URI were trusted: the refusal goes back to the
 	// client there, instead of being shown.
 	RedirectTo string `json:"-"`
+	// endedGrant and reason name the grant a reused code or refresh token
+	// ended, for the warning logged once the end is committed.
+	endedGrant, reason string
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Description }

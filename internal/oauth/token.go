@@ -202,6 +202,10 @@ func (s *Service) tokenOutcome(ctx context.Context, out *TokenResponse, refusal 
 	if refusal != nil {
 		s.log.InfoContext(ctx, "oauth token refused", "request_id", requestID(ctx), "client_id", clientID,
 			"error_code", refusal.Code)
+		if refusal.endedGrant != "" {
+			s.log.WarnContext(ctx, "oauth grant ended: a used code or refresh token was presented again",
+				"request_id", requestID(ctx), "client_id", clientID, "grant_id", refusal.endedGrant, "reason", refusal.reason)
+		}
 		return nil, refusal
 	}
 	return out, nil
@@ -227,9 +231,9 @@ func (s *Service) reused(ctx context.Context, tx store.Tx, g *licentia.Grant, re
 	if err := endGrant(ctx, tx, g, licentia.Actor{Type: licentia.ActorSystem}, reason, now); err != nil {
 		return nil, err
 	}
-	s.log.WarnContext(ctx, "oauth grant ended: a used code or refresh token was presented again", "request_id", requestID(ctx),
-		"grant_id", g.ID, "org_id", g.OrgID, "reason", reason)
-	return refuse(ErrInvalidGrant, "This was used before, so the access it belongs to was ended. Ask the member to allow it again."), nil
+	e := refuse(ErrInvalidGrant, "This was used before, so the access it belongs to was ended. Ask the member to allow it again.")
+	e.endedGrant, e.reason = g.ID, reason
+	return e, nil
 }
 
 // endGrant revokes a grant and, when that changed it, audits the end.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -248,6 +249,43 @@ func TestRevoke(t *testing.T) {
 		// Revoking again is no error.
 		if a := revoke(url.Values{"token": {byAccess.AccessToken}}); a.status != http.StatusOK {
 			t.Errorf("revoke again: %d", a.status)
+		}
+	})
+}
+
+// TestCodeRace: of clients exchanging one code at once, exactly one gets
+// tokens, and since the others presented a used code the grant ends: the
+// winner's token is refused too.
+func TestCodeRace(t *testing.T) {
+	onEngines(t, func(t *testing.T, e *env) {
+		const racers = 6
+		e.member(t, e.org.ID, "ada@acme.example", licentia.RoleAdmin)
+		c := e.register(t, "Claude Desktop")
+		code := e.codeFor(t, c, "ada@acme.example")
+		form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirectURI},
+			"client_id": {c.id}, "code_verifier": {c.verifier}}
+		answers := make([]answer, racers)
+		var wg sync.WaitGroup
+		for i := range racers {
+			wg.Go(func() { answers[i] = e.tokenRequest(t, form) })
+		}
+		wg.Wait()
+		var won []string
+		for _, a := range answers {
+			switch {
+			case a.status == http.StatusOK:
+				won = append(won, a.json(t)["access_token"].(string))
+			case a.status != http.StatusBadRequest || !strings.Contains(a.body, "invalid_grant"):
+				t.Errorf("a racer got %d %s, want 200 or invalid_grant", a.status, a.body)
+			}
+		}
+		if len(won) != 1 {
+			t.Fatalf("%d racers got tokens, want one", len(won))
+		}
+		for _, tok := range won {
+			if a := e.api(t, tok); a.status != http.StatusUnauthorized {
+				t.Errorf("the winner's token after the others presented the code: %d, want 401", a.status)
+			}
 		}
 	})
 }
