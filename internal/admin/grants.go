@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/licentia/licentia/internal/auth"
@@ -48,4 +49,43 @@ func (s *Service) NewAssistantToken(ctx context.Context, actor licentia.Actor, o
 		return nil, fmt.Errorf("assistant token: %w", err)
 	}
 	return &AccessToken{Token: token, ExpiresAt: t.ExpiresAt}, nil
+}
+
+// Grants lists the acting member's live grants to AI assistants, oldest
+// first: a member sees their own grants and no one else's.
+func (s *Service) Grants(ctx context.Context, by Acting) ([]licentia.Grant, error) {
+	gs, err := s.store.Grants(ctx, by.OrgID, by.MemberID)
+	if err != nil {
+		return nil, fmt.Errorf("list grants: %w", err)
+	}
+	return gs, nil
+}
+
+// RevokeGrant ends one of the acting member's grants, and so every token
+// it gave, at once, and reports whether it changed: an ended grant is left
+// as it is. Another member's grant answers not_found like a missing one.
+func (s *Service) RevokeGrant(ctx context.Context, by Acting, id string) (bool, error) {
+	now := s.now()
+	var changed bool
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		live, err := tx.Grants(ctx, by.OrgID, by.MemberID)
+		if err != nil {
+			return err
+		}
+		if changed, err = tx.RevokeGrant(ctx, by.OrgID, by.MemberID, id, now); err != nil || !changed {
+			return err
+		}
+		data := map[string]any{"grant_id": id, "member_id": by.MemberID}
+		if i := slices.IndexFunc(live, func(g licentia.Grant) bool { return g.ID == id }); i >= 0 {
+			data["client_name"] = live[i].ClientName
+			if live[i].ClientID != "" {
+				data["client_id"] = live[i].ClientID
+			}
+		}
+		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: by.OrgID, Action: licentia.AuditGrantRevoked, Actor: by.Actor(), At: now}, data)
+	})
+	if err != nil {
+		return false, fmt.Errorf("revoke grant %s: %w", id, err)
+	}
+	return changed, nil
 }

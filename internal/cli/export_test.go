@@ -12,6 +12,7 @@ import (
 	"github.com/licentia/licentia/internal/console"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/mail"
+	"github.com/licentia/licentia/internal/oauth"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 )
@@ -47,8 +48,9 @@ func JobSteps(st store.Store, clk clock.Clock) map[string]func(context.Context) 
 	if err != nil {
 		panic(err)
 	}
+	authz := oauth.New(oauth.Options{Store: st, Clock: clk, Logger: log})
 	out := map[string]func(context.Context) error{}
-	for _, j := range jobs(st, svc, signing.NewCatalogue(st, clk, log), worker, cons, clk) {
+	for _, j := range jobs(st, svc, signing.NewCatalogue(st, clk, log), worker, cons, authz, clk) {
 		out[j.name] = j.step
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/console"
 	"github.com/licentia/licentia/internal/events"
+	"github.com/licentia/licentia/internal/oauth"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/webhooks"
@@ -23,7 +24,8 @@ type job struct {
 	step  func(ctx context.Context) error
 }
 
-func jobs(st store.Store, svc *admin.Service, cat *signing.Catalogue, worker *webhooks.Worker, cons *console.Server, clk clock.Clock) []job {
+func jobs(st store.Store, svc *admin.Service, cat *signing.Catalogue, worker *webhooks.Worker, cons *console.Server,
+	authz *oauth.Service, clk clock.Clock) []job {
 	return []job{
 		{"catalogue", signing.RefreshInterval, cat.Refresh},
 		{"licence sweep", time.Minute, func(ctx context.Context) error {
@@ -41,6 +43,12 @@ func jobs(st store.Store, svc *admin.Service, cat *signing.Catalogue, worker *we
 		// table small.
 		{"session clean-up", time.Hour, func(ctx context.Context) error {
 			_, err := cons.SweepSessions(ctx)
+			return err
+		}},
+		// Expired codes are refused when read; this only keeps the table
+		// small.
+		{"authorization code clean-up", time.Hour, func(ctx context.Context) error {
+			_, err := authz.SweepCodes(ctx)
 			return err
 		}},
 	}

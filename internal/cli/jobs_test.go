@@ -45,6 +45,7 @@ func TestServeJobs(t *testing.T) {
 	want := map[string]time.Duration{
 		"catalogue": signing.RefreshInterval, "licence sweep": time.Minute,
 		"webhook deliveries": time.Second, "event clean-up": time.Hour, "session clean-up": time.Hour,
+		"authorization code clean-up": time.Hour,
 	}
 	if diff := cmp.Diff(want, app.JobIntervals()); diff != "" {
 		t.Errorf("jobs mismatch (-want +got):\n%s", diff)
@@ -289,5 +290,42 @@ func TestSessionCleanupJob(t *testing.T) {
 	}
 	if _, err := st.SessionByToken(t.Context(), []byte("live")); err != nil {
 		t.Errorf("the live session: %v, want it kept", err)
+	}
+}
+
+// TestAuthorizationCodeCleanupJob: the step deletes authorization codes
+// past their 10 minutes, and keeps live ones.
+func TestAuthorizationCodeCleanupJob(t *testing.T) {
+	st := openJobStore(t)
+	clk := clock.NewFake(jobStart)
+	o := &licentia.Organization{ID: licentia.NewID(), Name: "Acme", Slug: "acme", Plan: licentia.PlanIndie, CreatedAt: jobStart}
+	c := &licentia.OAuthClient{ID: "CLIENT", Name: "Claude Desktop", RedirectURIs: []string{"http://127.0.0.1:1/cb"}, CreatedAt: jobStart}
+	g := &licentia.Grant{ID: licentia.NewID(), OrgID: o.ID, MemberID: licentia.NewID(), ClientID: c.ID, ClientName: c.Name, CreatedAt: jobStart}
+	code := func(hash string, expires time.Time) *licentia.AuthorizationCode {
+		return &licentia.AuthorizationCode{CodeHash: []byte(hash), ClientID: c.ID, RedirectURI: c.RedirectURIs[0], CodeChallenge: "x",
+			Resource: "http://127.0.0.1:1/mcp", OrgID: o.ID, MemberID: g.MemberID, GrantID: g.ID, ExpiresAt: expires, CreatedAt: jobStart}
+	}
+	err := st.InTx(t.Context(), func(tx store.Tx) error {
+		for _, err := range []error{tx.CreateOrganization(t.Context(), o), tx.CreateOAuthClient(t.Context(), c), tx.CreateGrant(t.Context(), g),
+			tx.CreateAuthorizationCode(t.Context(), code("old", jobStart.Add(10*time.Minute))),
+			tx.CreateAuthorizationCode(t.Context(), code("live", jobStart.Add(20*time.Minute)))} {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(jobStart.Add(10 * time.Minute))
+	if err := cli.JobSteps(st, clk)["authorization code clean-up"](t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AuthorizationCode(t.Context(), []byte("old")); licentia.ErrorCode(err) != licentia.CodeNotFound {
+		t.Errorf("the expired code: %v, want not_found", err)
+	}
+	if _, err := st.AuthorizationCode(t.Context(), []byte("live")); err != nil {
+		t.Errorf("the live code: %v, want it kept", err)
 	}
 }

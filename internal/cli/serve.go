@@ -21,6 +21,7 @@ import (
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/mcpserver"
+	"github.com/licentia/licentia/internal/oauth"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/signing"
@@ -111,8 +112,10 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		Logger:          log,
 		TrustedProxies:  cfg.TrustedProxies,
 	})
-	cons, err := console.New(console.Options{Store: st, Admin: svc, Purchases: purchases, Clock: clk, Limiter: limiter, Logger: log,
-		BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout})
+	authz := oauth.New(oauth.Options{Store: st, Clock: clk, Limiter: limiter, Logger: log, BaseURL: cfg.PublicURL(),
+		TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout})
+	cons, err := console.New(console.Options{Store: st, Admin: svc, Purchases: purchases, OAuth: authz, Clock: clk, Limiter: limiter,
+		Logger: log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -132,8 +135,8 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, mail: sender, jobs: jobs(st, svc, cat, worker, cons, clk), http: &http.Server{
-		Handler:           withConsole(srv, cons.Handler(), assistants),
+	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, mail: sender, jobs: jobs(st, svc, cat, worker, cons, authz, clk), http: &http.Server{
+		Handler:           mount(srv, cons.Handler(), assistants, authz.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       httpapi.ReadTimeout,
 		WriteTimeout:      httpapi.WriteTimeout,
@@ -144,14 +147,21 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	return a, nil
 }
 
-// withConsole serves the web console at /console/ (and / redirecting
-// there), the MCP server at /mcp and the API everywhere else.
-func withConsole(api, console, assistants http.Handler) http.Handler {
+// mount serves the web console at /console/ (and / redirecting
+// there), the MCP server at /mcp, the authorization server's metadata and
+// endpoints, with /oauth/authorize in the console, whose sessions it needs,
+// and the API everywhere else.
+func mount(api, console, assistants, authz http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
 	mux.Handle("/console/", console)
 	mux.Handle("GET /{$}", console)
 	mux.Handle(mcpserver.Path, assistants)
+	mux.Handle("/oauth/", authz)
+	mux.Handle("/oauth/authorize", console)
+	mux.Handle("/.well-known/oauth-authorization-server", authz)
+	mux.Handle("/.well-known/oauth-protected-resource", authz)
+	mux.Handle("/.well-known/oauth-protected-resource"+oauth.ResourcePath, authz)
 	return mux
 }
 

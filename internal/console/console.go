@@ -19,6 +19,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/oauth"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/store"
@@ -34,7 +35,10 @@ type Options struct {
 	Store     store.Store
 	Admin     *admin.Service
 	Purchases *purchase.Service
-	Clock     clock.Clock
+	// OAuth, when set, is the authorization server whose authorize
+	// endpoint and consent page the console serves at /oauth/authorize.
+	OAuth *oauth.Service
+	Clock clock.Clock
 	// Limiter counts failed sign-ins and the customer page's lookups, the
 	// latter in the API's lookup limit, with the same subject.
 	Limiter ratelimit.Limiter
@@ -54,6 +58,7 @@ type Server struct {
 	store     store.Store
 	admin     *admin.Service
 	purchases *purchase.Service
+	oauth     *oauth.Service
 	clock     clock.Clock
 	limiter   ratelimit.Limiter
 	log       *slog.Logger
@@ -71,7 +76,7 @@ type Server struct {
 // New returns a Server with every page registered.
 func New(o Options) (*Server, error) {
 	s := &Server{
-		store: o.Store, admin: o.Admin, purchases: o.Purchases, clock: o.Clock, limiter: o.Limiter, log: o.Logger,
+		store: o.Store, admin: o.Admin, purchases: o.Purchases, oauth: o.OAuth, clock: o.Clock, limiter: o.Limiter, log: o.Logger,
 		proxies: o.TrustedProxies, timeout: o.DatabaseTimeout, cookie: cookieName, mux: http.NewServeMux(),
 	}
 	if s.timeout <= 0 {
@@ -101,17 +106,21 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// Handler returns the console's handler: /console/..., and / redirecting
-// to /console/.
+// Handler returns the console's handler: /console/..., / redirecting to
+// /console/, and with an authorization server /oauth/authorize.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
+// contentPolicy is the Content-Security-Policy of every page but the
+// consent page, whose form may lead to the client's redirect URI too.
+const contentPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
 // securityHeaders are on every answer. Pages hold no script and no inline
 // style; link paths hold tokens, so no Referer ever carries them off.
 var securityHeaders = map[string]string{
-	"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+	"Content-Security-Policy": contentPolicy,
 	"X-Frame-Options":         "DENY",
 	"Referrer-Policy":         "no-referrer",
 	"Cache-Control":           "no-store",

@@ -303,6 +303,7 @@ var notices = map[string]string{
 	"removed":            "The member was removed.",
 	"switched":           "You are now looking at this organization.",
 	"joined":             "You are signed in. Welcome!",
+	"grant-revoked":      "The AI assistant's access was ended.",
 }
 
 // notice is the fixed message a page's query names, or "".

@@ -77,4 +77,11 @@ func (s *Server) routes() {
 	s.form("POST /console/team/members/{id}/remove", scope(licentia.ScopeMembersWrite), s.removeMember)
 
 	s.page("GET /console/audit", scope(licentia.ScopeAuditRead), s.audit)
+
+	s.page("GET /console/assistants", anyMember, s.assistants)
+	s.form("POST /console/assistants/{id}/revoke", anyMember, s.revokeGrant)
+	if s.oauth != nil {
+		s.open("GET /oauth/authorize", s.authorizePage)
+		s.openForm("POST /oauth/authorize", s.authorize)
+	}
 }

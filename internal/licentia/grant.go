@@ -38,3 +38,35 @@ type AssistantToken struct {
 	// Grant is the token's grant, read with it.
 	Grant Grant
 }
+
+// OAuthClient is a client registered through dynamic client registration
+// (RFC 7591): always public, with no secret; it proves itself with PKCE.
+type OAuthClient struct {
+	ID           string
+	Name         string
+	RedirectURIs []string
+	CreatedAt    time.Time
+}
+
+// AuthorizationCode is a code the consent page gave a client, bound to
+// everything the token request must repeat; only its hash is kept, and it
+// is exchanged once.
+type AuthorizationCode struct {
+	CodeHash    []byte
+	ClientID    string
+	RedirectURI string
+	// CodeChallenge is the PKCE S256 challenge of the authorization
+	// request.
+	CodeChallenge string
+	Resource      string
+	OrgID         string
+	MemberID      string
+	// GrantID is the grant the member made on the consent page; the code's
+	// tokens belong to it.
+	GrantID   string
+	ExpiresAt time.Time
+	UsedAt    *time.Time
+	CreatedAt time.Time
+	// Grant is the code's grant, read with it.
+	Grant Grant
+}

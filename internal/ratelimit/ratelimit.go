@@ -26,6 +26,11 @@ var (
 	// window ends.
 	SignInEmail   = Rule{Name: "sign_in_email", Limit: 10, Window: time.Minute}
 	SignInAddress = Rule{Name: "sign_in", Limit: 30, Window: time.Minute}
+
+	// OAuthRegister counts dynamic client registrations per client
+	// address: an AI assistant registers once per installation, and each
+	// registration is a row kept for good.
+	OAuthRegister = Rule{Name: "oauth_register", Limit: 20, Window: time.Hour}
 )
 
 // Result is the outcome of counting one request.

@@ -83,6 +83,11 @@ type Reader interface {
 	AssistantToken(ctx context.Context, hash []byte) (*licentia.AssistantToken, error)
 	// Grants lists a member's grants not revoked, oldest first.
 	Grants(ctx context.Context, orgID, memberID string) ([]licentia.Grant, error)
+	// OAuthClient reads a registered client; none answers not_found.
+	OAuthClient(ctx context.Context, id string) (*licentia.OAuthClient, error)
+	// AuthorizationCode finds the code that hashes to hash; none answers
+	// not_found. Expiry and use are the caller's to check.
+	AuthorizationCode(ctx context.Context, hash []byte) (*licentia.AuthorizationCode, error)
 	// OrganizationAudit lists an organization's audit log, oldest first.
 	OrganizationAudit(ctx context.Context, orgID string) ([]licentia.AuditEntry, error)
 	// Products lists an organization's products with their key history,
@@ -236,6 +241,19 @@ type Tx interface {
 	// RevokeMemberGrants ends every grant of a member and reports how
 	// many it ended.
 	RevokeMemberGrants(ctx context.Context, orgID, memberID string, at time.Time) (int64, error)
+	// CreateOAuthClient writes a registered client; a taken id answers
+	// conflict.
+	CreateOAuthClient(ctx context.Context, c *licentia.OAuthClient) error
+	// CreateAuthorizationCode writes a code of a grant; a taken hash
+	// answers conflict.
+	CreateAuthorizationCode(ctx context.Context, c *licentia.AuthorizationCode) error
+	// UseAuthorizationCode sets used_at on an unused code and reports
+	// whether it changed, so a code is exchanged once even when two
+	// requests race; a missing code changes nothing.
+	UseAuthorizationCode(ctx context.Context, hash []byte, at time.Time) (bool, error)
+	// DeleteExpiredAuthorizationCodes deletes the codes that expired at or
+	// before now, used or not, and reports how many.
+	DeleteExpiredAuthorizationCodes(ctx context.Context, now time.Time) (int64, error)
 	// CreateLoginLink writes a login link with its token hash; a taken id
 	// or token answers conflict.
 	CreateLoginLink(ctx context.Context, l *licentia.LoginLink) error

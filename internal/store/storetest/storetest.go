@@ -113,6 +113,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"RevokeGrant", testRevokeGrant},
 		{"RevokeMemberGrants", testRevokeMemberGrants},
 		{"Grants", testGrants},
+		{"OAuthClients", testOAuthClients},
+		{"AuthorizationCodes", testAuthorizationCodes},
+		{"UseAuthorizationCode", testUseAuthorizationCode},
+		{"UseAuthorizationCodeRace", testUseAuthorizationCodeRace},
+		{"DeleteExpiredAuthorizationCodes", testDeleteExpiredAuthorizationCodes},
 	} {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })
 	}
