@@ -1,0 +1,333 @@
+package verifiers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/licentia/licentia/internal/cli"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store/storetest"
+	"github.com/licentia/licentia/sdk"
+)
+
+// service is one `licentia serve`, in this process, on a fresh database.
+type service struct {
+	base string
+	vars map[string]string
+}
+
+func (s *service) env(stdout, stderr io.Writer) cli.Env {
+	return cli.Env{Stdout: stdout, Stderr: stderr, Getenv: func(k string) string { return s.vars[k] }}
+}
+
+// startService runs serve on dbURL ("" for SQLite in a temporary
+// directory) until the test ends.
+func startService(t *testing.T, dbURL string) *service {
+	t.Helper()
+	dir := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	if dbURL == "" {
+		dbURL = "sqlite:" + filepath.Join(dir, "licentia.db")
+	}
+	s := &service{base: "http://" + addr, vars: map[string]string{
+		"LICENTIA_DATA_DIR":     dir,
+		"LICENTIA_DATABASE_URL": dbURL,
+		"LICENTIA_LISTEN":       addr,
+		"LICENTIA_BASE_URL":     "http://" + addr,
+	}}
+	var logs syncWriter
+	app, err := cli.NewApp(t.Context(), s.env(io.Discard, &logs))
+	if err != nil {
+		t.Fatalf("NewApp() error = %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("serve log:\n%s", logs.String())
+		}
+	})
+	s.waitReady(t)
+	return s
+}
+
+// waitReady polls /readyz until the service answers 200.
+func (s *service) waitReady(t *testing.T) {
+	t.Helper()
+	for range 200 {
+		if res, err := http.Get(s.base + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Fatal("the service did not become ready")
+}
+
+// operator runs an operator command and decodes the JSON object it prints.
+func (s *service) operator(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := cli.RunEnv(t.Context(), args, s.env(&stdout, &stderr)); code != 0 {
+		t.Fatalf("licentia %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
+	}
+	var out map[string]any
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("licentia %s: %q: %v", strings.Join(args, " "), stdout.String(), err)
+	}
+	return out
+}
+
+// call sends a request and decodes the answer into out, wanting status.
+func (s *service) call(t *testing.T, want int, method, path, key string, body, out any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), method, s.base+path, rd)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode != want {
+		t.Fatalf("%s %s: status %d, want %d: %s", method, path, res.StatusCode, want, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatalf("%s %s: %s: %v", method, path, raw, err)
+		}
+	}
+}
+
+// TestVerifiersOnServer issues licence keys and verdicts through the API,
+// on SQLite and on PostgreSQL, and has both verifiers check them with the
+// products as the API shows them: the Go SDK's outcome for each, tampered
+// copies refused, and the verdicts judged as the Go client judges them.
+func TestVerifiersOnServer(t *testing.T) {
+	tls := tools(t)
+	t.Run("sqlite", func(t *testing.T) { verifyIssued(t, tls, startService(t, "")) })
+	t.Run("postgres", func(t *testing.T) { verifyIssued(t, tls, startService(t, storetest.PostgresURL(t))) })
+}
+
+type productAnswer struct {
+	Product productFile `json:"product"`
+}
+
+type issuedAnswer struct {
+	Licence struct {
+		ID string `json:"id"`
+	} `json:"licence"`
+	LicenceKey string `json:"licence_key"`
+}
+
+type verdictAnswer struct {
+	Verdict string `json:"verdict"`
+}
+
+func verifyIssued(t *testing.T, tls []tool, s *service) {
+	s.operator(t, "org", "create", "--name", "Acme Software", "--slug", "acme", "--plan", "studio", "--owner-email", "owner@acme.example")
+	scopes := strings.Join([]string{string(licentia.ScopeProductsRead), string(licentia.ScopeProductsWrite),
+		string(licentia.ScopeLicencesRead), string(licentia.ScopeLicencesWrite)}, ",")
+	key, _ := s.operator(t, "apikey", "create", "--org", "acme", "--scopes", scopes, "--name", "verifiers")["key"].(string)
+
+	// Two products: one on the default signing domains, one on its own.
+	s.call(t, http.StatusCreated, "POST", "/v1/admin/products", key,
+		map[string]any{"id": "desk-app", "name": "Desk App", "key_prefix": "DESK", "current_major": 2}, nil)
+	s.call(t, http.StatusCreated, "POST", "/v1/admin/products", key,
+		map[string]any{"id": "notes", "name": "Notes", "key_prefix": "NT2", "current_major": 1,
+			"licence_signing_domain": "example.com/notes/licence", "verdict_signing_domain": "example.com/notes/verdict"}, nil)
+	var desk, notes issuedAnswer
+	s.call(t, http.StatusCreated, "POST", "/v1/admin/licences", key,
+		map[string]any{"product_id": "desk-app", "email": "buyer@example.com", "limit_count": 2}, &desk)
+	s.call(t, http.StatusCreated, "POST", "/v1/admin/licences", key,
+		map[string]any{"product_id": "notes", "email": "buyer@example.com", "limit_count": 1}, &notes)
+	// After a rotation the licence reads with a new key, and the old one
+	// still verifies under the previous public key.
+	s.call(t, http.StatusOK, "POST", "/v1/admin/products/desk-app/rotate-signing-key", key, map[string]any{}, nil)
+	var rotated issuedAnswer
+	s.call(t, http.StatusOK, "GET", "/v1/admin/licences/"+desk.Licence.ID, key, nil, &rotated)
+	if rotated.LicenceKey == desk.LicenceKey {
+		t.Fatal("the licence key did not change with the signing key")
+	}
+	var deskProduct, notesProduct productAnswer
+	s.call(t, http.StatusOK, "GET", "/v1/admin/products/desk-app", key, nil, &deskProduct)
+	s.call(t, http.StatusOK, "GET", "/v1/admin/products/notes", key, nil, &notesProduct)
+	deskFile, notesFile := writeProduct(t, "desk", deskProduct), writeProduct(t, "notes", notesProduct)
+
+	// Verdicts: a machine's seat on each product, then the desk licence revoked.
+	var deskVerdict, notesVerdict, revokedVerdict verdictAnswer
+	machine := map[string]any{"machine_id": "machine-0001", "label": "Ada's laptop", "os": "linux", "app_version": "2.0.1"}
+	s.call(t, http.StatusCreated, "POST", "/v1/activations", "", with(machine, "licence_key", rotated.LicenceKey), &deskVerdict)
+	s.call(t, http.StatusCreated, "POST", "/v1/activations", "", with(machine, "licence_key", notes.LicenceKey), &notesVerdict)
+	s.call(t, http.StatusOK, "POST", "/v1/admin/licences/"+desk.Licence.ID+"/revoke", key, map[string]any{"reason": "refunded"}, nil)
+	s.call(t, http.StatusOK, "POST", "/v1/activations/status", "",
+		map[string]any{"licence_key": rotated.LicenceKey, "machine_id": "machine-0001"}, &revokedVerdict)
+
+	deskSDK, notesSDK := deskProduct.Product.product(t), notesProduct.Product.product(t)
+	v, err := sdk.NewVerifier(deskSDK, notesSDK)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("licence keys", func(t *testing.T) {
+		keys := []string{rotated.LicenceKey, desk.LicenceKey, notes.LicenceKey, strings.ToLower(rotated.LicenceKey),
+			"DESK" + notes.LicenceKey[3:]}
+		want := []result{
+			{Outcome: "valid", ProductID: "desk-app", LicenceID: desk.Licence.ID, PublicKey: deskProduct.Product.PublicKey},
+			{Outcome: "valid", ProductID: "desk-app", LicenceID: desk.Licence.ID, PublicKey: deskProduct.Product.PreviousPublicKeys[0]},
+			{Outcome: "valid", ProductID: "notes", LicenceID: notes.Licence.ID, PublicKey: notesProduct.Product.PublicKey},
+			{Outcome: "valid", ProductID: "desk-app", LicenceID: desk.Licence.ID, PublicKey: deskProduct.Product.PublicKey},
+			{Outcome: "licence_wrong_product"},
+		}
+		// Every character of each valid key's body replaced by three others,
+		// and below every character of each verdict by another.
+		for _, k := range keys[:3] {
+			for _, edited := range substitutions(k, strings.IndexByte(k, '_')+1, "0123456789ABCDEFGHJKMNPQRSTVWXYZ", 3) {
+				keys = append(keys, edited)
+				want = append(want, result{Outcome: "licence_key_invalid"})
+			}
+		}
+		for i, k := range keys {
+			if got, _ := keyOutcome(v, k); got != want[i].Outcome {
+				t.Fatalf("Go SDK: key %q: %s, want %s", k, got, want[i].Outcome)
+			}
+		}
+		for _, tl := range tls {
+			got := tl.batch(t, keys, "key", "--product", deskFile, "--product", notesFile)
+			for i := range keys {
+				if diff := cmp.Diff(want[i], got[i]); diff != "" {
+					t.Errorf("%s: key %q (-want +got):\n%s", tl.name, keys[i], diff)
+				}
+			}
+		}
+	})
+
+	t.Run("verdicts", func(t *testing.T) {
+		verdicts := []string{deskVerdict.Verdict, revokedVerdict.Verdict}
+		for _, vd := range verdicts[:2] {
+			verdicts = append(verdicts, substitutions(vd, 3, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", 1)...)
+		}
+		verdicts = append(verdicts, notesVerdict.Verdict) // another product's
+		for _, tl := range tls {
+			got := tl.batch(t, verdicts, "verdict", "--product", deskFile)
+			for i, vd := range verdicts {
+				want, payload := verdictOutcome(t, deskSDK, vd)
+				if (want == "valid") != (i < 2) {
+					t.Fatalf("Go SDK: verdict %d: %s", i, want)
+				}
+				if got[i].Outcome != want {
+					t.Errorf("%s: verdict %q: %s, want %s", tl.name, vd, got[i].Outcome, want)
+				} else if want == "valid" && !equalJSON(got[i].Verdict, payload) {
+					t.Errorf("%s: verdict payload %v, Go SDK: %v", tl.name, got[i].Verdict, payload)
+				}
+			}
+			if got := tl.batch(t, []string{notesVerdict.Verdict}, "verdict", "--product", notesFile); got[0].Outcome != "valid" {
+				t.Errorf("%s: a verdict of a product on its own signing domain: %s", tl.name, got[0].Outcome)
+			}
+		}
+	})
+
+	t.Run("judged", func(t *testing.T) {
+		yes, no := true, false
+		now := time.Now().UTC().Format(time.RFC3339)
+		check := []string{"verdict", "--product", deskFile, "--machine-id", "machine-0001", "--licence-id", desk.Licence.ID, "--now", now, "--major", "2"}
+		for _, tl := range tls {
+			got := tl.batch(t, []string{deskVerdict.Verdict, revokedVerdict.Verdict}, check...)
+			if g := got[0]; g.Outcome != "valid" || *g.Valid != yes || g.Reason != "" || *g.Seated != yes || *g.Stale != no {
+				t.Errorf("%s: the active verdict: %+v, want valid, seated, not stale", tl.name, g)
+			}
+			if g := got[1]; g.Outcome != "valid" || *g.Valid != no || g.Reason != "revoked" {
+				t.Errorf("%s: the revoked verdict: %+v, want not valid, reason revoked", tl.name, g)
+			}
+			newer := tl.batch(t, []string{deskVerdict.Verdict}, append(check[:len(check)-1:len(check)-1], "3")...)
+			if g := newer[0]; *g.Valid != no || g.Reason != "newer_major" {
+				t.Errorf("%s: the verdict for major 3: %+v, want reason newer_major", tl.name, g)
+			}
+			other := tl.batch(t, []string{deskVerdict.Verdict}, "verdict", "--product", deskFile, "--machine-id", "machine-0002", "--licence-id", desk.Licence.ID)
+			if other[0].Outcome != "verdict_mismatch" {
+				t.Errorf("%s: the verdict on another machine: %s, want verdict_mismatch", tl.name, other[0].Outcome)
+			}
+		}
+	})
+}
+
+func with(m map[string]any, k string, v any) map[string]any {
+	out := map[string]any{k: v}
+	for mk, mv := range m {
+		out[mk] = mv
+	}
+	return out
+}
+
+// substitutions are s with each character of the alphabet from start on
+// replaced by the n that follow it in the alphabet, in turn.
+func substitutions(s string, start int, alphabet string, n int) []string {
+	var out []string
+	for i := start; i < len(s); i++ {
+		at := strings.IndexByte(alphabet, s[i])
+		if at < 0 {
+			continue
+		}
+		for k := 1; k <= n; k++ {
+			out = append(out, s[:i]+string(alphabet[(at+k)%len(alphabet)])+s[i+1:])
+		}
+	}
+	return out
+}
+
+func equalJSON(a, b map[string]any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// syncWriter is a buffer serve's logger may write to from its goroutines.
+type syncWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}

@@ -1,0 +1,7 @@
+"""python -m licentia_verify: the licentia-verify command line."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
