@@ -60,11 +60,12 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 		return nil, errSignatureInvalid(errors.New("unknown integration"))
 	case err != nil:
 		return nil, fmt.Errorf("provider webhook: %w", err)
-	case !i.IsConnected():
-		return nil, errSignatureInvalid(errors.New("disconnected integration"))
 	}
 	name := providers.Name(i.Provider)
 	provider = string(name)
+	if !i.IsConnected() {
+		return nil, errSignatureInvalid(errors.New("disconnected integration"))
+	}
 	p, ok := s.providers[name]
 	if !ok {
 		return nil, licentia.Errorf(licentia.CodeIntegrationsNotConfigured, "The payment provider %s is not available on this service.", name)

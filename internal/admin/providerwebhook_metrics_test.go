@@ -18,8 +18,8 @@ import (
 // counted once by its provider and outcome. A failed line-items call is
 // failed (the provider sends it again), a paid checkout applied, its
 // repeat repeated, an event the service does nothing with ignored, and a
-// bad signature, an unknown integration and a body that is no event
-// refused, the unknown integration under provider "unknown".
+// bad signature, a body that is no event, a disconnected integration and
+// an unknown one refused, the unknown one under provider "unknown".
 func TestProviderWebhookMetrics(t *testing.T) {
 	engines(t, func(t *testing.T, st store.Store) {
 		f := newWebhookFixture(t, st)
@@ -48,13 +48,20 @@ func TestProviderWebhookMetrics(t *testing.T) {
 				t.Error("HandleProviderWebhook(refused) error = nil")
 			}
 		}
+		// A disconnected integration's provider is still known.
+		if err := f.svc.DisconnectIntegration(ctx, licentia.OperatorActor, f.org.ID, f.integ); err != nil {
+			t.Fatalf("DisconnectIntegration() error = %v", err)
+		}
+		if _, err := f.svc.HandleProviderWebhook(ctx, f.paid("evt_admin_metrics_2")); err == nil {
+			t.Error("HandleProviderWebhook(disconnected) error = nil")
+		}
 		want := `
 # HELP licentia_provider_events_total Payment provider webhook events received, by provider and outcome: applied, repeated, ignored, refused or failed.
 # TYPE licentia_provider_events_total counter
 licentia_provider_events_total{outcome="applied",provider="stripe"} 1
 licentia_provider_events_total{outcome="failed",provider="stripe"} 1
 licentia_provider_events_total{outcome="ignored",provider="stripe"} 1
-licentia_provider_events_total{outcome="refused",provider="stripe"} 2
+licentia_provider_events_total{outcome="refused",provider="stripe"} 3
 licentia_provider_events_total{outcome="refused",provider="unknown"} 1
 licentia_provider_events_total{outcome="repeated",provider="stripe"} 1
 `
