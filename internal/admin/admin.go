@@ -13,6 +13,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/mail"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
@@ -30,6 +31,7 @@ type Service struct {
 	publicURL string
 	providers map[providers.Name]providers.Provider
 	mail      mail.Sender
+	metrics   *metrics.Metrics
 }
 
 // Options are the dependencies of a Service.
@@ -54,12 +56,16 @@ type Options struct {
 	// Mail sends invitations; without it, inviting answers 503.
 	Mail   mail.Sender
 	Logger *slog.Logger
+	// Metrics counts payment providers' webhook events; nil counts
+	// nothing.
+	Metrics *metrics.Metrics
 }
 
 // New returns a Service.
 func New(o Options) *Service {
 	return &Service{store: o.Store, clock: o.Clock, plans: o.Plans, keys: o.Keys, catalogue: o.Catalogue,
-		baseURL: o.BaseURL, log: o.Logger, providers: o.Providers, mail: o.Mail, publicURL: o.PublicURL}
+		baseURL: o.BaseURL, log: o.Logger, providers: o.Providers, mail: o.Mail, publicURL: o.PublicURL,
+		metrics: o.Metrics}
 }
 
 // limits returns the limits of an organization's plan.

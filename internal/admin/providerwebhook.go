@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/store"
 )
@@ -47,7 +48,9 @@ type ProviderWebhookResult struct {
 // and one interrupted before the commit is applied when the provider sends
 // it again. A provider API call the event needs that fails answers 503
 // service_unavailable before anything is written.
-func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) (*ProviderWebhookResult, error) {
+func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) (res *ProviderWebhookResult, err error) {
+	provider := metrics.ProviderUnknown
+	defer func() { s.metrics.ProviderEvent(provider, providerOutcome(res, err)) }()
 	if _, ok := licentia.ParseUUID(w.IntegrationID); !ok {
 		return nil, errSignatureInvalid(errors.New("malformed integration id"))
 	}
@@ -57,10 +60,12 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 		return nil, errSignatureInvalid(errors.New("unknown integration"))
 	case err != nil:
 		return nil, fmt.Errorf("provider webhook: %w", err)
-	case !i.IsConnected():
-		return nil, errSignatureInvalid(errors.New("disconnected integration"))
 	}
 	name := providers.Name(i.Provider)
+	provider = string(name)
+	if !i.IsConnected() {
+		return nil, errSignatureInvalid(errors.New("disconnected integration"))
+	}
 	p, ok := s.providers[name]
 	if !ok {
 		return nil, licentia.Errorf(licentia.CodeIntegrationsNotConfigured, "The payment provider %s is not available on this service.", name)
@@ -96,7 +101,6 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 	case err != nil:
 		return nil, fmt.Errorf("provider webhook: %w", err)
 	}
-	var res *ProviderWebhookResult
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		res = &ProviderWebhookResult{Provider: name, Type: ev.Type, Kind: ev.Kind}
 		isNew, err := tx.RecordProviderEvent(ctx, i.ID, ev.ID, s.now())
@@ -114,6 +118,25 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 		return nil, fmt.Errorf("provider webhook: %w", err)
 	}
 	return res, nil
+}
+
+// providerOutcome is how the metrics count a provider's webhook request
+// that ended with res and err. A request refused 400 (a signature not
+// proved, a body that is no event) is refused; any other error is failed,
+// and the provider sends the event again.
+func providerOutcome(res *ProviderWebhookResult, err error) string {
+	switch {
+	case err != nil:
+		if c := licentia.ErrorCode(err); c == licentia.CodeWebhookSignatureInvalid || c == licentia.CodeValidationFailed {
+			return metrics.ProviderRefused
+		}
+		return metrics.ProviderFailed
+	case res.Repeated:
+		return metrics.ProviderRepeated
+	case res.Kind == providers.KindIgnored:
+		return metrics.ProviderIgnored
+	}
+	return metrics.ProviderApplied
 }
 
 // applyProviderEvent applies an event's effect in tx and counts the

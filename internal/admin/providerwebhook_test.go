@@ -15,6 +15,7 @@ import (
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/providers/providertest"
 	"github.com/licentia/licentia/internal/providers/stripe"
@@ -39,6 +40,8 @@ type webhookFixture struct {
 	shop  *providertest.Stripe
 	keys  *signing.Keyring
 	integ string
+	// metrics count the service's provider events.
+	metrics *metrics.Metrics
 }
 
 func newWebhookFixture(t *testing.T, st store.Store) *webhookFixture {
@@ -50,7 +53,8 @@ func newWebhookFixture(t *testing.T, st store.Store) *webhookFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &webhookFixture{st: st, clk: clock.NewFake(start), shop: providertest.NewStripe(t, webhookKey), keys: signing.NewKeyring(m)}
+	f := &webhookFixture{st: st, clk: clock.NewFake(start), shop: providertest.NewStripe(t, webhookKey), keys: signing.NewKeyring(m),
+		metrics: metrics.New(metrics.Options{})}
 	f.shop.AddProduct("prod_app")
 	f.svc = f.service(st)
 	f.org, err = f.svc.CreateOrganization(ctx, licentia.OperatorActor, admin.NewOrganization{
@@ -77,7 +81,7 @@ func newWebhookFixture(t *testing.T, st store.Store) *webhookFixture {
 // service is the fixture's Service over st.
 func (f *webhookFixture) service(st store.Store) *admin.Service {
 	return admin.New(admin.Options{Store: st, Clock: f.clk, Plans: licentia.DefaultPlans(), Keys: f.keys,
-		BaseURL: hookBaseURL, Logger: slog.New(slog.DiscardHandler),
+		BaseURL: hookBaseURL, Logger: slog.New(slog.DiscardHandler), Metrics: f.metrics,
 		Providers: map[providers.Name]providers.Provider{providers.Stripe: stripe.New(f.shop.URL(), 2*time.Second)}})
 }
 

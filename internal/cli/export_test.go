@@ -40,7 +40,7 @@ func JobSteps(st store.Store, clk clock.Clock) map[string]func(context.Context) 
 	log := slog.New(slog.DiscardHandler)
 	keys := signing.NewKeyring(nil)
 	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: licentia.DefaultPlans(), Keys: keys, Logger: log})
-	worker, err := newWorker(config.Config{}, st, clk, keys, log)
+	worker, err := newWorker(config.Config{}, st, clk, keys, nil, log)
 	if err != nil {
 		panic(err) // no pins and no roots to read
 	}
@@ -83,7 +83,7 @@ func DebugListen(addr string) error {
 	if err != nil {
 		return err
 	}
-	return d.listener.Close()
+	return d.close()
 }
 
 // Mail is the App's mail sender.

@@ -28,7 +28,17 @@ const (
 // ending an editor adds.
 func integrationHarness(t *testing.T) (h *harness, shop *providertest.Stripe, keyFile, secretFile string) {
 	t.Helper()
+	return integrationHarnessOn(t, "")
+}
+
+// integrationHarnessOn is integrationHarness on the database of dbURL, or
+// the harness's SQLite file when it is "".
+func integrationHarnessOn(t *testing.T, dbURL string) (h *harness, shop *providertest.Stripe, keyFile, secretFile string) {
+	t.Helper()
 	h = newHarness(t)
+	if dbURL != "" {
+		h.vars["LICENTIA_DATABASE_URL"] = dbURL
+	}
 	shop = providertest.NewStripe(t, cliShopKey)
 	shop.AccountID = "acct_1CLI"
 	h.vars["LICENTIA_STRIPE_API_URL"] = shop.URL()

@@ -21,6 +21,7 @@ import (
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/mcpserver"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/oauth"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
@@ -39,8 +40,11 @@ type App struct {
 	store    store.Store
 	listener net.Listener
 	http     *http.Server
-	debug    *debugServer
-	jobs     []job
+	// debug and metrics are the profiler's and the metrics' servers, nil
+	// when not configured.
+	debug   *sideServer
+	metrics *sideServer
+	jobs    []job
 	// mail sends the invitations of the admin service.
 	mail mail.Sender
 }
@@ -75,6 +79,12 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		return nil, err
 	}
 	clk := clock.System{}
+	// Without LICENTIA_METRICS_LISTEN nothing is counted: a nil Metrics
+	// records nothing.
+	var m *metrics.Metrics
+	if cfg.MetricsListen != "" {
+		m = metrics.New(metrics.Options{PendingDeliveries: st.CountPendingDeliveries, Logger: log})
+	}
 	keys := signing.NewKeyringFile(master, masterKeyPath(cfg))
 	cat := signing.NewCatalogue(st, clk, log)
 	if err := cat.Refresh(ctx); err != nil {
@@ -86,8 +96,8 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		return nil, err
 	}
 	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: plans, Keys: keys, Catalogue: cat, BaseURL: cfg.BaseURL,
-		PublicURL: cfg.PublicURL(), Providers: newProviders(cfg), Mail: sender, Logger: log})
-	worker, err := newWorker(cfg, st, clk, keys, log)
+		PublicURL: cfg.PublicURL(), Providers: newProviders(cfg), Mail: sender, Logger: log, Metrics: m})
+	worker, err := newWorker(cfg, st, clk, keys, m, log)
 	if err != nil {
 		return nil, err
 	}
@@ -111,11 +121,12 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		Clock:           clk,
 		Logger:          log,
 		TrustedProxies:  cfg.TrustedProxies,
+		Metrics:         m,
 	})
 	authz := oauth.New(oauth.Options{Store: st, Clock: clk, Limiter: limiter, Logger: log, BaseURL: cfg.PublicURL(),
 		TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout})
 	cons, err := console.New(console.Options{Store: st, Admin: svc, Purchases: purchases, OAuth: authz, Clock: clk, Limiter: limiter,
-		Logger: log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout})
+		Logger: log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: m})
 	if err != nil {
 		return nil, err
 	}
@@ -129,20 +140,28 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	closers = append(closers, ln.Close)
-	var debug *debugServer
+	var debug, metricsSrv *sideServer
 	if cfg.DebugListen != "" {
 		if debug, err = newDebugServer(cfg.DebugListen, log); err != nil {
 			return nil, err
 		}
+		closers = append(closers, debug.close)
 	}
-	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, mail: sender, jobs: jobs(st, svc, cat, worker, cons, authz, clk), http: &http.Server{
-		Handler:           mount(srv, cons.Handler(), assistants, authz.Handler()),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       httpapi.ReadTimeout,
-		WriteTimeout:      httpapi.WriteTimeout,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}}
+	if cfg.MetricsListen != "" {
+		if metricsSrv, err = newMetricsServer(cfg.MetricsListen, m, log); err != nil {
+			return nil, err
+		}
+		closers = append(closers, metricsSrv.close)
+	}
+	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, metrics: metricsSrv, mail: sender,
+		jobs: jobs(st, svc, cat, worker, cons, authz, clk), http: &http.Server{
+			Handler:           mount(srv, cons.Handler(), assistants, authz.Handler()),
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       httpapi.ReadTimeout,
+			WriteTimeout:      httpapi.WriteTimeout,
+			IdleTimeout:       120 * time.Second,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}}
 	log.Info("licentia listening", "addr", ln.Addr().String(), "config", cfg.Redacted())
 	return a, nil
 }
@@ -169,11 +188,17 @@ func mount(api, console, assistants, authz http.Handler) http.Handler {
 func (a *App) Addr() string { return a.listener.Addr().String() }
 
 // DebugAddr is the profiler's address, or "" without LICENTIA_DEBUG_LISTEN.
-func (a *App) DebugAddr() string {
-	if a.debug == nil {
+func (a *App) DebugAddr() string { return sideAddr(a.debug) }
+
+// MetricsAddr is the metrics' address, or "" without
+// LICENTIA_METRICS_LISTEN.
+func (a *App) MetricsAddr() string { return sideAddr(a.metrics) }
+
+func sideAddr(d *sideServer) string {
+	if d == nil {
 		return ""
 	}
-	return a.debug.listener.Addr().String()
+	return d.listener.Addr().String()
 }
 
 // Run serves until ctx is done, then stops taking connections and lets the
@@ -189,13 +214,16 @@ func (a *App) Run(ctx context.Context) error {
 	}()
 	errc := make(chan error, 1)
 	go func() { errc <- a.http.Serve(a.listener) }()
-	if a.debug != nil {
-		stopDebug, debugDone := make(chan struct{}), make(chan error, 1)
-		go func() { debugDone <- a.debug.serve(stopDebug) }()
+	for _, d := range []*sideServer{a.debug, a.metrics} {
+		if d == nil {
+			continue
+		}
+		stop, done := make(chan struct{}), make(chan error, 1)
+		go func() { done <- d.serve(stop) }()
 		defer func() {
-			close(stopDebug)
-			if err := <-debugDone; err != nil {
-				a.log.Warn("debug server stopped", "err", err)
+			close(stop)
+			if err := <-done; err != nil {
+				a.log.Warn(d.name+" stopped", "err", err)
 			}
 		}()
 	}
@@ -222,9 +250,9 @@ func (a *App) Close() error {
 	if errors.Is(err, net.ErrClosed) {
 		err = nil
 	}
-	if a.debug != nil {
-		if derr := a.debug.listener.Close(); !errors.Is(derr, net.ErrClosed) {
-			err = errors.Join(err, derr)
+	for _, d := range []*sideServer{a.debug, a.metrics} {
+		if d != nil {
+			err = errors.Join(err, d.close())
 		}
 	}
 	return errors.Join(err, a.store.Close())

@@ -34,6 +34,42 @@ func TestNewAppFailureCloses(t *testing.T) {
 	again.Close()
 }
 
+// TestNewAppMetricsFailureCloses: a NewApp that fails to listen on the
+// metrics' address (taken) releases the API's and the profiler's
+// addresses it had already bound.
+func TestNewAppMetricsFailureCloses(t *testing.T) {
+	free := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return ln.Addr().String()
+	}
+	api, debug := free(), free()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+
+	h := newHarness(t)
+	h.vars["LICENTIA_LISTEN"] = api
+	h.vars["LICENTIA_DEBUG_LISTEN"] = debug
+	h.vars["LICENTIA_METRICS_LISTEN"] = taken.Addr().String()
+	_, err = cli.NewApp(t.Context(), h.env(io.Discard, io.Discard))
+	if err == nil || !strings.Contains(err.Error(), "LICENTIA_METRICS_LISTEN") {
+		t.Fatalf("NewApp() with the metrics address taken error = %v, want one naming LICENTIA_METRICS_LISTEN", err)
+	}
+	for _, addr := range []string{api, debug} {
+		again, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("listen on %s after a failed NewApp: %v, want the address free", addr, err)
+		}
+		again.Close()
+	}
+}
+
 // TestNewAppSaysProviderAddresses: a payment provider's API pointed
 // elsewhere (a test-only setting) is said loudly at start.
 func TestNewAppSaysProviderAddresses(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/webhooks"
@@ -14,7 +15,7 @@ import (
 // newWorker builds the delivery worker, with the test-only pins and extra
 // roots when they are set (and said loudly, since they weaken the address
 // checks for the pinned names).
-func newWorker(cfg config.Config, st store.Store, clk clock.Clock, keys *signing.Keyring, log *slog.Logger) (*webhooks.Worker, error) {
+func newWorker(cfg config.Config, st store.Store, clk clock.Clock, keys *signing.Keyring, m *metrics.Metrics, log *slog.Logger) (*webhooks.Worker, error) {
 	d := &webhooks.Dialer{}
 	if len(cfg.WebhookResolve) > 0 {
 		pins, err := webhooks.ParsePins(cfg.WebhookResolve)
@@ -35,6 +36,6 @@ func newWorker(cfg config.Config, st store.Store, clk clock.Clock, keys *signing
 	}
 	return webhooks.NewWorker(webhooks.WorkerOptions{
 		Store: st, Clock: clk, Keys: keys, Client: webhooks.NewHTTPClient(d, roots, cfg.BaseURL),
-		BaseURL: cfg.BaseURL, Logger: log,
+		BaseURL: cfg.BaseURL, Logger: log, Metrics: m,
 	}), nil
 }

@@ -41,6 +41,9 @@ type Config struct {
 	// DebugListen, when set, is a loopback address serving the Go
 	// profiler (/debug/pprof/) for diagnosing a running process.
 	DebugListen string
+	// MetricsListen, when set, is host:port serving the Prometheus metrics
+	// at /metrics, on a listener of its own.
+	MetricsListen string
 	// SMTPURL is smtp://user:pass@host:587 (STARTTLS) or smtps://... (implicit
 	// TLS); unset, mail is written to the outbox in the data directory.
 	SMTPURL string
@@ -86,6 +89,7 @@ func Load(getenv func(string) string) (Config, error) {
 		WebhookCAFile:      getenv("LICENTIA_WEBHOOK_CA_FILE"),
 		DatabaseURL:        getenv("LICENTIA_DATABASE_URL"),
 		DebugListen:        getenv("LICENTIA_DEBUG_LISTEN"),
+		MetricsListen:      getenv("LICENTIA_METRICS_LISTEN"),
 		SMTPURL:            getenv("LICENTIA_SMTP_URL"),
 		MailFrom:           getenv("LICENTIA_MAIL_FROM"),
 		StripeAPIURL:       strings.TrimRight(getenv("LICENTIA_STRIPE_API_URL"), "/"),
@@ -143,6 +147,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.DebugListen != "" && !isLoopback(c.DebugListen) {
 		problems = append(problems, "LICENTIA_DEBUG_LISTEN must be a loopback address such as 127.0.0.1:6060")
+	}
+	if c.MetricsListen != "" && !isHostPort(c.MetricsListen) {
+		problems = append(problems, "LICENTIA_METRICS_LISTEN must be host:port such as 127.0.0.1:9464 or :9464")
 	}
 	if c.SMTPURL != "" {
 		u, err := url.Parse(c.SMTPURL)
@@ -210,6 +217,7 @@ func (c Config) Redacted() map[string]any {
 		"verdict_validity": c.VerdictValidity.String(),
 		"database_timeout": c.DatabaseTimeout.String(),
 		"debug_listen":     c.DebugListen,
+		"metrics_listen":   c.MetricsListen,
 		"smtp":             redactURL(c.SMTPURL),
 		"mail_from":        c.MailFrom,
 	}
@@ -228,6 +236,17 @@ func isLoopback(addr string) bool {
 	}
 	ip, err := netip.ParseAddr(host)
 	return err == nil && ip.Zone() == "" && ip.Unmap().IsLoopback()
+}
+
+// isHostPort reports whether addr is host:port with a port number, as
+// net.Listen takes it; the host may be empty (every address).
+func isHostPort(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || strings.ContainsAny(host, " /") {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 0 && n <= 65535 && port == strconv.Itoa(n)
 }
 
 // redactURL hides the passwords of a connection URL: in its user info and in

@@ -73,6 +73,7 @@ func TestLoadEveryVariable(t *testing.T) {
 		"LICENTIA_PADDLE_API_URL":       "http://127.0.0.1:12112",
 		"LICENTIA_LEMONSQUEEZY_API_URL": "http://127.0.0.1:12113",
 		"LICENTIA_DEBUG_LISTEN":         "127.0.0.1:6060",
+		"LICENTIA_METRICS_LISTEN":       ":9464",
 		"LICENTIA_SMTP_URL":             "smtp://licentia:pw@mail.example.com:587",
 		"LICENTIA_MAIL_FROM":            "Licentia <licences@example.com>",
 	}
@@ -101,6 +102,7 @@ func TestLoadEveryVariable(t *testing.T) {
 		PaddleAPIURL:       "http://127.0.0.1:12112",
 		LemonSqueezyAPIURL: "http://127.0.0.1:12113",
 		DebugListen:        "127.0.0.1:6060",
+		MetricsListen:      ":9464",
 		SMTPURL:            "smtp://licentia:pw@mail.example.com:587",
 		MailFrom:           "Licentia <licences@example.com>",
 	}
@@ -144,6 +146,11 @@ func TestLoadAccepted(t *testing.T) {
 		{"debug on loopback", "LICENTIA_DEBUG_LISTEN", "127.0.0.1:6060"},
 		{"debug on IPv6 loopback", "LICENTIA_DEBUG_LISTEN", "[::1]:6060"},
 		{"debug on localhost", "LICENTIA_DEBUG_LISTEN", "localhost:0"},
+		{"metrics on loopback", "LICENTIA_METRICS_LISTEN", "127.0.0.1:9464"},
+		{"metrics on every address", "LICENTIA_METRICS_LISTEN", ":9464"},
+		{"metrics on every IPv6 address", "LICENTIA_METRICS_LISTEN", "[::]:9464"},
+		{"metrics on a host name", "LICENTIA_METRICS_LISTEN", "metrics.internal:9464"},
+		{"metrics on any free port", "LICENTIA_METRICS_LISTEN", "127.0.0.1:0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if _, err := config.Load(env(map[string]string{tt.variable: tt.value})); err != nil {
@@ -183,6 +190,13 @@ func TestLoadRefused(t *testing.T) {
 		{"provider API not http", "LICENTIA_PADDLE_API_URL", "ftp://127.0.0.1"},
 		{"provider API without host", "LICENTIA_LEMONSQUEEZY_API_URL", "http://"},
 		{"debug on mapped IPv4 everywhere", "LICENTIA_DEBUG_LISTEN", "[::ffff:0.0.0.0]:6060"},
+		{"metrics without port", "LICENTIA_METRICS_LISTEN", "127.0.0.1"},
+		{"metrics port alone", "LICENTIA_METRICS_LISTEN", "9464"},
+		{"metrics port not a number", "LICENTIA_METRICS_LISTEN", "127.0.0.1:metrics"},
+		{"metrics port too large", "LICENTIA_METRICS_LISTEN", "127.0.0.1:65536"},
+		{"metrics port negative", "LICENTIA_METRICS_LISTEN", "127.0.0.1:-1"},
+		{"metrics as a URL", "LICENTIA_METRICS_LISTEN", "http://127.0.0.1:9464"},
+		{"metrics with a path", "LICENTIA_METRICS_LISTEN", "127.0.0.1:9464/metrics"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := config.Load(env(map[string]string{tt.variable: tt.value}))
@@ -295,11 +309,24 @@ func TestRedactedShowsSettings(t *testing.T) {
 		"verdict_validity": "24h0m0s",
 		"database_timeout": "5s",
 		"debug_listen":     "",
+		"metrics_listen":   "",
 		"smtp":             "",
 		"mail_from":        "",
 	}
 	if diff := cmp.Diff(want, c.Redacted()); diff != "" {
 		t.Errorf("Redacted() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestRedactedShowsMetricsListen: the metrics address is in the
+// configuration logged at start.
+func TestRedactedShowsMetricsListen(t *testing.T) {
+	c, err := config.Load(env(map[string]string{"LICENTIA_METRICS_LISTEN": "127.0.0.1:9464"}))
+	if err != nil {
+		t.Fatalf("Load() error = %v", err)
+	}
+	if got := c.Redacted()["metrics_listen"]; got != "127.0.0.1:9464" {
+		t.Errorf("Redacted() metrics_listen = %q, want 127.0.0.1:9464", got)
 	}
 }
 

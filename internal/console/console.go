@@ -19,6 +19,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/oauth"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
@@ -51,6 +52,8 @@ type Options struct {
 	// DatabaseTimeout bounds each request's work; 0 means
 	// httpapi.DefaultDatabaseTimeout.
 	DatabaseTimeout time.Duration
+	// Metrics counts requests and rate-limit refusals; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // Server is the web console.
@@ -61,6 +64,7 @@ type Server struct {
 	oauth     *oauth.Service
 	clock     clock.Clock
 	limiter   ratelimit.Limiter
+	metrics   *metrics.Metrics
 	log       *slog.Logger
 	proxies   []netip.Prefix
 	timeout   time.Duration
@@ -76,8 +80,8 @@ type Server struct {
 // New returns a Server with every page registered.
 func New(o Options) (*Server, error) {
 	s := &Server{
-		store: o.Store, admin: o.Admin, purchases: o.Purchases, oauth: o.OAuth, clock: o.Clock, limiter: o.Limiter, log: o.Logger,
-		proxies: o.TrustedProxies, timeout: o.DatabaseTimeout, cookie: cookieName, mux: http.NewServeMux(),
+		store: o.Store, admin: o.Admin, purchases: o.Purchases, oauth: o.OAuth, clock: o.Clock, limiter: o.Limiter, metrics: o.Metrics,
+		log: o.Logger, proxies: o.TrustedProxies, timeout: o.DatabaseTimeout, cookie: cookieName, mux: http.NewServeMux(),
 	}
 	if s.timeout <= 0 {
 		s.timeout = httpapi.DefaultDatabaseTimeout
@@ -97,7 +101,7 @@ func New(o Options) (*Server, error) {
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
-	s.observed = httpapi.Observed{Log: s.log, Clock: s.clock, Message: "console request",
+	s.observed = httpapi.Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "console", Message: "console request",
 		Pattern: func(r *http.Request) string { _, p := s.mux.Handler(r); return p },
 		Fail:    func(w http.ResponseWriter, r *http.Request, _ any) { s.fail(w, r, nil, errPanic) },
 	}

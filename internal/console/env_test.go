@@ -23,6 +23,7 @@ import (
 	"github.com/licentia/licentia/internal/console"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/mail"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/providers/providertest"
 	"github.com/licentia/licentia/internal/providers/stripe"
@@ -62,6 +63,8 @@ type env struct {
 	logs      *logBuffer
 	mail      *linkMail
 	shop      *providertest.Stripe
+	// metrics is what the console counts.
+	metrics *metrics.Metrics
 	// org is an organization on the business plan whose owner is
 	// owner@acme.example.
 	org *licentia.Organization
@@ -130,9 +133,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 		store: st, admin: svc, clock: clk, logs: logs, mail: m, shop: shop, limiter: ratelimit.NewMemory(clk),
 		act:       activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: 24 * time.Hour, Logger: log}),
 		purchases: purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys}),
+		metrics:   metrics.New(metrics.Options{Logger: log}),
 	}
 	c, err := console.New(console.Options{Store: st, Admin: svc, Purchases: e.purchases, Clock: clk, Limiter: e.limiter,
-		Logger: log, BaseURL: o.consoleBase, TrustedProxies: o.proxies})
+		Logger: log, BaseURL: o.consoleBase, TrustedProxies: o.proxies, Metrics: e.metrics})
 	if err != nil {
 		t.Fatalf("console.New() error = %v", err)
 	}

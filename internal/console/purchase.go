@@ -104,6 +104,9 @@ func (s *Server) allowLookup(ctx context.Context, r *http.Request) (wait time.Du
 		s.log.WarnContext(ctx, "rate limiter unavailable", "request_id", requestID(ctx), "error", err.Error())
 		return 0, true
 	}
+	if !res.Allowed {
+		s.metrics.RateLimited(ratelimit.Lookup.Name)
+	}
 	return res.Reset, res.Allowed
 }
 

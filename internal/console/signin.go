@@ -128,8 +128,9 @@ func (s *Server) signInLimits(r *http.Request, email string) []limit {
 }
 
 // limited reports whether any of limits is used up, and how long until the
-// last of those resets. A limiter that fails lets the attempt through, as
-// the API does: an outage must not lock everyone out.
+// last of those resets; the metrics count the refusal under each limit
+// used up. A limiter that fails lets the attempt through, as the API does:
+// an outage must not lock everyone out.
 func (s *Server) limited(ctx context.Context, limits []limit) (time.Duration, bool) {
 	var wait time.Duration
 	out := false
@@ -140,6 +141,7 @@ func (s *Server) limited(ctx context.Context, limits []limit) (time.Duration, bo
 			continue
 		}
 		if !res.Allowed {
+			s.metrics.RateLimited(l.rule.Name)
 			out, wait = true, max(wait, res.Reset)
 		}
 	}

@@ -5,29 +5,47 @@ import (
 
 	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/events"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/ratelimit"
 )
 
 // public registers an activation route: no API key; the public rate limit
 // (per client address and route), then 413; the handler answers the rest
-// in the contract's order.
-func (s *Server) public(pattern string, h handlerFunc) {
-	s.keyless(pattern, ratelimit.Public, func(r *http.Request) string { return "addr:" + s.clientAddr(r) + "|" + pattern }, h)
+// in the contract's order. Every answer is counted in the metrics as
+// route's, by its result.
+func (s *Server) public(pattern, route string, h handlerFunc) {
+	s.keyless(pattern, ratelimit.Public, func(r *http.Request) string { return "addr:" + s.clientAddr(r) + "|" + pattern },
+		func(err error) { s.metrics.Activation(route, result(err)) }, h)
+}
+
+// result is an activation route's result as the metrics count it: "ok",
+// or the contract code it answered.
+func result(err error) string {
+	if err == nil {
+		return metrics.ResultOK
+	}
+	return string(licentia.ErrorCode(err))
 }
 
 // keyless registers a route that takes no API key: rule, counted per
-// subject, then 413; the handler answers the rest.
-func (s *Server) keyless(pattern string, rule ratelimit.Rule, subject func(*http.Request) string, h handlerFunc) {
+// subject, then 413; the handler answers the rest. answered, when set,
+// learns how each request ended: nil for an answer the handler wrote, or
+// the error answered.
+func (s *Server) keyless(pattern string, rule ratelimit.Rule, subject func(*http.Request) string, answered func(error), h handlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if !s.allow(w, r, rule, subject(r)) {
-			return
+		err := s.allow(w, r, rule, subject(r))
+		if err == nil && !limitBody(w, r) {
+			err = errTooLarge
 		}
-		if !limitBody(w, r) {
-			s.writeError(w, r, errTooLarge)
-			return
+		if err == nil {
+			err = h(w, r)
 		}
-		if err := h(w, r); err != nil {
+		if err != nil {
 			s.writeError(w, r, err)
+		}
+		if answered != nil {
+			answered(err)
 		}
 	})
 }

@@ -27,10 +27,18 @@ func (a allowAll) Peek(ctx context.Context, rule ratelimit.Rule, key string) (ra
 }
 
 // newBenchEnv is an env (SQLite on a file, as served) with desk-app in the
-// catalogue and a machines licence of the highest limit, and its key.
+// catalogue and a machines licence of the highest limit, and its key; its
+// rate limiter allows every request.
 func newBenchEnv(b *testing.B) (*testEnv, string) {
 	b.Helper()
-	e := newTestEnvWith(b, envOptions{limiter: allowAll{}})
+	return newDeskEnv(b, envOptions{limiter: allowAll{}})
+}
+
+// newDeskEnv is an env made with o, with desk-app in the catalogue and a
+// machines licence of the highest limit, and its key.
+func newDeskEnv(b testing.TB, o envOptions) (*testEnv, string) {
+	b.Helper()
+	e := newTestEnvWith(b, o)
 	ctx := b.Context()
 	_, err := e.admin.CreateProduct(ctx, licentia.OperatorActor, e.org.ID, admin.NewProduct{
 		ID: ptr("desk-app"), Name: ptr("Desk"), KeyPrefix: ptr("DESK"), CurrentMajor: ptr[int64](3),
@@ -53,7 +61,7 @@ func newBenchEnv(b *testing.B) (*testEnv, string) {
 
 // serve sends one request through the whole handler (middleware included)
 // and fails unless it answers want.
-func serve(b *testing.B, e *testEnv, path string, body []byte, want int) {
+func serve(b testing.TB, e *testEnv, path string, body []byte, want int) {
 	req := httptest.NewRequestWithContext(b.Context(), http.MethodPost, path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder()
@@ -74,6 +82,27 @@ func BenchmarkActivationStatus(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		serve(b, e, "/v1/activations/status", body, http.StatusOK)
+	}
+}
+
+// BenchmarkStatus measures BenchmarkActivationStatus's status check with
+// metrics off and on, side by side: on, each check is also counted in the
+// request counter and latency histogram and in the activations counter.
+func BenchmarkStatus(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "metrics=off"
+		if on {
+			name = "metrics=on"
+		}
+		b.Run(name, func(b *testing.B) {
+			e, key := newDeskEnv(b, envOptions{limiter: allowAll{}, metrics: on})
+			serve(b, e, "/v1/activations", mustJSON(b, activateBody(key, "bench-machine", nil)), http.StatusCreated)
+			body := mustJSON(b, map[string]any{"licence_key": key, "machine_id": "bench-machine"})
+			b.ReportAllocs()
+			for b.Loop() {
+				serve(b, e, "/v1/activations/status", body, http.StatusOK)
+			}
+		})
 	}
 }
 
@@ -104,7 +133,7 @@ func BenchmarkActivateRefresh(b *testing.B) {
 	}
 }
 
-func mustJSON(b *testing.B, v any) []byte {
+func mustJSON(b testing.TB, v any) []byte {
 	b.Helper()
 	raw, err := json.Marshal(v)
 	if err != nil {

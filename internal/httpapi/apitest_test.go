@@ -31,6 +31,7 @@ import (
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/mail"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
@@ -76,6 +77,9 @@ type testEnv struct {
 	// outbox is where invitations are written, unless envOptions.mail
 	// replaced it.
 	outbox string
+	// metrics is what the server counts; nil unless the env was made with
+	// metrics.
+	metrics *metrics.Metrics
 }
 
 type envOptions struct {
@@ -116,6 +120,9 @@ type envOptions struct {
 	// receiverHost (and silentHost, which never answers) are pinned to; the
 	// worker trusts only the receiver's certificate.
 	webhooks bool
+	// metrics counts in env.metrics, as serve does with
+	// LICENTIA_METRICS_LISTEN; without it nothing is counted.
+	metrics bool
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -168,6 +175,10 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 	}
 	svc := admin.New(admin.Options{Store: served, Clock: clk, Plans: licentia.DefaultPlans(), Keys: keys, Catalogue: cat,
 		BaseURL: baseURL, PublicURL: testBaseURL, Providers: o.providers, Mail: sender, Logger: log})
+	var m *metrics.Metrics
+	if o.metrics {
+		m = metrics.New(metrics.Options{PendingDeliveries: served.CountPendingDeliveries, Logger: log})
+	}
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(clk)
 	if o.limiter != nil {
 		limiter = o.limiter
@@ -186,13 +197,15 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 		TrustedProxies:  o.trustedProxies,
 		Ready:           o.ready,
 		DatabaseTimeout: o.databaseTimeout,
+		Metrics:         m,
 	})
 	if o.setup != nil {
 		o.setup(api)
 	}
 	srv := httptest.NewServer(api)
 	t.Cleanup(srv.Close)
-	e := &testEnv{srv: srv, api: api, store: st, admin: svc, clock: clk, logs: logs, master: master, keys: keys, cat: cat, outbox: outbox}
+	e := &testEnv{srv: srv, api: api, store: st, admin: svc, clock: clk, logs: logs, master: master, keys: keys, cat: cat, outbox: outbox,
+		metrics: m}
 	if o.webhooks {
 		e.hooks = newHookReceiver(t)
 		e.worker = webhooks.NewWorker(webhooks.WorkerOptions{

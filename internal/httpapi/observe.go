@@ -6,14 +6,20 @@ import (
 	"time"
 
 	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/metrics"
 )
 
-// Observed is how a server's requests are watched: one access-log line each,
-// naming the route pattern (never the path, which may hold a token) and
-// panic recovery that still answers. The API and the console share it.
+// Observed is how a server's requests are watched: one access-log line
+// each, naming the route pattern (never the path, which may hold a token),
+// the request counted in the metrics by the same pattern, and panic
+// recovery that still answers. The API and the console share it.
 type Observed struct {
 	Log   *slog.Logger
 	Clock clock.Clock
+	// Metrics counts requests and their latency; nil counts nothing.
+	Metrics *metrics.Metrics
+	// Server names the server in the metrics: "api" or "console".
+	Server string
 	// Message starts each access-log line.
 	Message string
 	// Pattern names the route a request matched, "" for none.
@@ -37,10 +43,12 @@ func (o Observed) Serve(w http.ResponseWriter, r *http.Request, id string, next 
 				o.Fail(sw, r, p)
 			}
 		}
+		took, pattern := o.Clock.Now().Sub(start), o.Pattern(r)
 		o.Log.LogAttrs(r.Context(), slog.LevelInfo, o.Message,
-			slog.String("method", r.Method), slog.String("pattern", o.Pattern(r)), slog.Int("status", sw.status),
-			slog.Float64("duration_ms", float64(o.Clock.Now().Sub(start)/time.Microsecond)/1000),
+			slog.String("method", r.Method), slog.String("pattern", pattern), slog.Int("status", sw.status),
+			slog.Float64("duration_ms", float64(took/time.Microsecond)/1000),
 			slog.String("request_id", id))
+		o.Metrics.Request(o.Server, pattern, r.Method, sw.status, took)
 	}()
 	next.ServeHTTP(sw, r)
 }

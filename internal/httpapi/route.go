@@ -37,7 +37,8 @@ func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 		if authErr == nil {
 			subject = caller.RateSubject()
 		}
-		if !s.allow(w, r, ratelimit.Admin, subject+"|"+pattern) {
+		if err := s.allow(w, r, ratelimit.Admin, subject+"|"+pattern); err != nil {
+			s.writeError(w, r, err)
 			return
 		}
 		if authErr != nil {
@@ -121,23 +122,23 @@ func (s *Server) operator(pattern string, h handlerFunc) {
 	})
 }
 
-// allow counts the request against rule and writes the rate-limit headers;
-// when the limit is passed it answers 429 with Retry-After-<name> and
-// reports false. If the limiter fails, the request is let through: a
+// allow counts the request against rule and writes the rate-limit
+// headers; when the limit is passed it sets Retry-After-<name> and returns
+// the 429 to answer. If the limiter fails, the request is let through: a
 // limiter outage must not take the service down.
-func (s *Server) allow(w http.ResponseWriter, r *http.Request, rule ratelimit.Rule, key string) bool {
+func (s *Server) allow(w http.ResponseWriter, r *http.Request, rule ratelimit.Rule, key string) error {
 	res, err := s.limiter.Allow(r.Context(), rule, key)
 	if err != nil {
 		s.log.WarnContext(r.Context(), "rate limiter unavailable", "request_id", requestID(r.Context()), "error", err.Error())
-		return true
+		return nil
 	}
 	setRateHeaders(w.Header(), rule.Name, res.Limit, res.Remaining, res.Reset)
 	if res.Allowed {
-		return true
+		return nil
 	}
+	s.metrics.RateLimited(rule.Name)
 	w.Header().Set("Retry-After-"+rule.Name, strconv.FormatInt(ceilSeconds(res.Reset), 10))
-	s.writeError(w, r, licentia.Errorf(licentia.CodeRateLimited, "Too many requests; retry after the seconds in Retry-After-%s.", rule.Name))
-	return false
+	return licentia.Errorf(licentia.CodeRateLimited, "Too many requests; retry after the seconds in Retry-After-%s.", rule.Name)
 }
 
 // limitBody refuses a body whose declared length is over MaxBody without

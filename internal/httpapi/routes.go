@@ -1,9 +1,13 @@
 package httpapi
 
-import "github.com/licentia/licentia/internal/licentia"
+import (
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/metrics"
+)
 
 // routes is the one route table. Each administration line names its scope,
-// so the file reads like the contract's route table.
+// so the file reads like the contract's route table; each activation line
+// names the route its answers are counted under in the metrics.
 func (s *Server) routes() {
 	s.operator("GET /healthz", s.healthz)
 	s.operator("GET /readyz", s.readyz)
@@ -27,9 +31,9 @@ func (s *Server) routes() {
 	s.handle("POST /v1/admin/licences/{id}/anonymise", licentia.ScopeLicencesAnonymise, s.anonymiseLicence)
 	s.handle("POST /v1/admin/activations/{id}/deactivate", licentia.ScopeLicencesWrite, s.deactivateActivation)
 
-	s.public("POST /v1/activations", s.activate)
-	s.public("POST /v1/activations/status", s.activationStatus)
-	s.public("POST /v1/activations/deactivate", s.deactivate)
+	s.public("POST /v1/activations", metrics.RouteActivate, s.activate)
+	s.public("POST /v1/activations/status", metrics.RouteStatus, s.activationStatus)
+	s.public("POST /v1/activations/deactivate", metrics.RouteDeactivate, s.deactivate)
 
 	s.lookup("GET /v1/purchases/lookup", s.lookupPurchaseQuery)
 	s.lookup("POST /v1/purchases/lookup", s.lookupPurchase)

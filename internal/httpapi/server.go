@@ -15,6 +15,7 @@ import (
 	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/store"
@@ -47,6 +48,9 @@ type Options struct {
 	// DatabaseTimeout bounds each request's work, its store calls above
 	// all; 0 means DefaultDatabaseTimeout.
 	DatabaseTimeout time.Duration
+	// Metrics counts requests, activations and rate-limit refusals; nil
+	// counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // DefaultDatabaseTimeout is the deadline of a request's work when Options
@@ -66,6 +70,7 @@ type Server struct {
 	proxies    []netip.Prefix
 	ready      func() error
 	timeout    time.Duration
+	metrics    *metrics.Metrics
 	mux        *http.ServeMux
 	handler    http.Handler
 	observed   Observed
@@ -77,13 +82,13 @@ type Server struct {
 func New(o Options) *Server {
 	s := &Server{
 		store: o.Store, admin: o.Admin, activation: o.Activation, purchases: o.Purchases, auth: o.Auth, limiter: o.Limiter, clock: o.Clock,
-		log: o.Logger, proxies: o.TrustedProxies, ready: o.Ready, timeout: o.DatabaseTimeout, mux: http.NewServeMux(),
-		scopes: map[string]licentia.Scope{},
+		log: o.Logger, proxies: o.TrustedProxies, ready: o.Ready, timeout: o.DatabaseTimeout, metrics: o.Metrics,
+		mux: http.NewServeMux(), scopes: map[string]licentia.Scope{},
 	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultDatabaseTimeout
 	}
-	s.observed = Observed{Log: s.log, Clock: s.clock, Message: "request",
+	s.observed = Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "api", Message: "request",
 		Pattern: func(r *http.Request) string { _, p := s.mux.Handler(r); return p },
 		Fail:    func(w http.ResponseWriter, r *http.Request, p any) { s.writeError(w, r, fmt.Errorf("panic: %v", p)) },
 	}

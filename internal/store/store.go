@@ -169,6 +169,9 @@ type Reader interface {
 	Delivery(ctx context.Context, orgID, endpointID, id string) (*licentia.Delivery, error)
 	// LastDeliverySuccess is when an endpoint last answered 2xx, or nil.
 	LastDeliverySuccess(ctx context.Context, endpointID string) (*time.Time, error)
+	// CountPendingDeliveries counts the deliveries of every organization
+	// waiting to be sent, due now or later: the webhook queue's depth.
+	CountPendingDeliveries(ctx context.Context) (int64, error)
 	// Event reads an event by id.
 	Event(ctx context.Context, id string) (*licentia.Event, error)
 	// Setting reads a service-wide setting; a missing one is "" and no error.

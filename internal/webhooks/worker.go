@@ -11,6 +11,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 )
@@ -44,6 +45,7 @@ type Worker struct {
 	client    *http.Client
 	userAgent string
 	log       *slog.Logger
+	metrics   *metrics.Metrics
 	batch     int
 	senders   int
 	poll      time.Duration
@@ -68,6 +70,9 @@ type WorkerOptions struct {
 	// Poll is how long Run waits before claiming again when nothing was
 	// due; 250 ms by default.
 	Poll time.Duration
+	// Metrics counts the outcomes of attempts once recorded; nil counts
+	// nothing.
+	Metrics *metrics.Metrics
 }
 
 // NewWorker returns a Worker.
@@ -82,7 +87,7 @@ func NewWorker(o WorkerOptions) *Worker {
 		o.Poll = 250 * time.Millisecond
 	}
 	return &Worker{store: o.Store, clock: o.Clock, keys: o.Keys, client: o.Client,
-		userAgent: UserAgent(o.BaseURL), log: o.Logger, batch: o.Batch, senders: o.Senders, poll: o.Poll}
+		userAgent: UserAgent(o.BaseURL), log: o.Logger, metrics: o.Metrics, batch: o.Batch, senders: o.Senders, poll: o.Poll}
 }
 
 // finished is an attempt's outcome, written into its delivery, waiting to
@@ -311,7 +316,23 @@ func (w *Worker) record(ctx context.Context, done []finished) error {
 	if err != nil {
 		return fmt.Errorf("record %d attempts: %w", len(done), err)
 	}
+	for i := range done {
+		w.metrics.Delivery(outcome(&done[i].d))
+	}
 	return nil
+}
+
+// outcome is how the metrics count a recorded attempt, by the state it
+// left its delivery in. An attempt whose write was skipped, its lease
+// having passed to another claim, is counted all the same: it was made.
+func outcome(d *licentia.Delivery) string {
+	switch d.Status {
+	case licentia.DeliverySucceeded:
+		return metrics.DeliveryDelivered
+	case licentia.DeliveryPending:
+		return metrics.DeliveryRetrying
+	}
+	return metrics.DeliveryGivenUp
 }
 
 // turnOffIfFailing turns an endpoint off (disabled_reason

@@ -181,3 +181,16 @@ func (r reader) LastDeliverySuccess(ctx context.Context, endpointID string) (*ti
 	}
 	return utcPtr(last), nil
 }
+
+// pendingDeliveriesSQL counts through webhook_deliveries_due, the partial
+// index of pending deliveries: the count costs the queue's depth, not the
+// history of every delivery.
+const pendingDeliveriesSQL = `SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`
+
+func (r reader) CountPendingDeliveries(ctx context.Context) (int64, error) {
+	var n int64
+	if err := r.q.QueryRow(ctx, pendingDeliveriesSQL).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count pending deliveries: %w", err)
+	}
+	return n, nil
+}

@@ -18,3 +18,6 @@ const TxAttempts = txAttempts
 
 // SinceSQL is sinceSQL, for the plan tests.
 var SinceSQL = sinceSQL
+
+// PendingDeliveriesSQL is pendingDeliveriesSQL, for the plan tests.
+const PendingDeliveriesSQL = pendingDeliveriesSQL

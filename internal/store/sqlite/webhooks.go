@@ -306,3 +306,16 @@ func (r reader) LastDeliverySuccess(ctx context.Context, endpointID string) (*ti
 	}
 	return store.FromMillisPtr(last), nil
 }
+
+// pendingDeliveriesSQL counts through webhook_deliveries_due, the partial
+// index of pending deliveries, without reading the table: the count costs
+// the queue's depth, not the history of every delivery.
+const pendingDeliveriesSQL = `SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`
+
+func (r reader) CountPendingDeliveries(ctx context.Context) (int64, error) {
+	var n int64
+	if err := r.q.QueryRowContext(ctx, pendingDeliveriesSQL).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count pending deliveries: %w", err)
+	}
+	return n, nil
+}

@@ -400,6 +400,46 @@ func testStaleLease(t *testing.T, s store.Store) {
 	}
 }
 
+// testCountPendingDeliveries: the queue's depth counts the pending
+// deliveries of every organization, due now, due later or claimed, and
+// none that succeeded or failed for good.
+func testCountPendingDeliveries(t *testing.T, s store.Store) {
+	count := func(t *testing.T, r store.Reader, want int64) {
+		t.Helper()
+		if got, err := r.CountPendingDeliveries(t.Context()); got != want || err != nil {
+			t.Errorf("CountPendingDeliveries() = %d, %v; want %d", got, err, want)
+		}
+	}
+	eachReader(t, s, func(t *testing.T, r store.Reader) { count(t, r, 0) })
+	var all []*licentia.Delivery
+	for _, slug := range []string{"acme", "globex"} {
+		o := createOrganization(t, s, slug)
+		ep := newEndpoint(o.ID, base)
+		createEndpoint(t, s, ep)
+		ev := createEvent(t, s, o.ID, base)
+		for range 4 {
+			all = append(all, newDelivery(ep, ev, base))
+		}
+	}
+	later := base.Add(time.Hour)
+	all[1].NextAttemptAt = &later
+	createDeliveries(t, s, all...)
+	eachReader(t, s, func(t *testing.T, r store.Reader) { count(t, r, 8) })
+
+	claimed := claim(t, s, base, base.Add(time.Minute), 2)
+	if len(claimed) != 2 {
+		t.Fatalf("ClaimDeliveries() claimed %d, want 2", len(claimed))
+	}
+	eachReader(t, s, func(t *testing.T, r store.Reader) { count(t, r, 8) })
+
+	at := base.Add(time.Second)
+	ok, failed := claimed[0], claimed[1]
+	ok.Status, ok.Attempts, ok.LastAttemptAt, ok.NextAttemptAt = licentia.DeliverySucceeded, 1, &at, nil
+	failed.Status, failed.Attempts, failed.LastAttemptAt, failed.NextAttemptAt = licentia.DeliveryFailed, 1, &at, nil
+	finish(t, s, &ok, &failed)
+	eachReader(t, s, func(t *testing.T, r store.Reader) { count(t, r, 6) })
+}
+
 // testLastDeliverySuccess: nil until a delivery succeeds, then the latest
 // successful attempt's time; failures do not count.
 func testLastDeliverySuccess(t *testing.T, s store.Store) {

@@ -86,6 +86,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ClaimDeliveries", testClaimDeliveries},
 		{"StaleLease", testStaleLease},
 		{"LastDeliverySuccess", testLastDeliverySuccess},
+		{"CountPendingDeliveries", testCountPendingDeliveries},
 		{"FinishAttempts", testFinishAttempts},
 		{"RequeueDelivery", testRequeueDelivery},
 		{"ClaimRace", testClaimRace},
