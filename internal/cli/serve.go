@@ -124,14 +124,14 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		Metrics:         m,
 	})
 	authz := oauth.New(oauth.Options{Store: st, Clock: clk, Limiter: limiter, Logger: log, BaseURL: cfg.PublicURL(),
-		TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout})
+		TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: m})
 	cons, err := console.New(console.Options{Store: st, Admin: svc, Purchases: purchases, OAuth: authz, Clock: clk, Limiter: limiter,
 		Logger: log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: m})
 	if err != nil {
 		return nil, err
 	}
 	assistants, err := mcpserver.New(mcpserver.Options{API: srv, Auth: authn, Limiter: limiter, Clock: clk,
-		Logger: log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout})
+		Logger: log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: m})
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ licentia_rate_limited_total{rule="sign_in"} 1
 		t.Error(err)
 	}
 	want = `
-# HELP licentia_http_requests_total HTTP requests answered, by server (api, console), route pattern ("" for none), method and status.
+# HELP licentia_http_requests_total HTTP requests answered, by server (api, console, oauth, mcp), route pattern ("" for none), method and status.
 # TYPE licentia_http_requests_total counter
 licentia_http_requests_total{method="POST",pattern="POST /console/purchase",server="console",status="404"} 5
 licentia_http_requests_total{method="POST",pattern="POST /console/purchase",server="console",status="429"} 1

@@ -12,13 +12,14 @@ import (
 // Observed is how a server's requests are watched: one access-log line
 // each, naming the route pattern (never the path, which may hold a token),
 // the request counted in the metrics by the same pattern, and panic
-// recovery that still answers. The API and the console share it.
+// recovery that still answers. Every server of the service shares it.
 type Observed struct {
 	Log   *slog.Logger
 	Clock clock.Clock
 	// Metrics counts requests and their latency; nil counts nothing.
 	Metrics *metrics.Metrics
-	// Server names the server in the metrics: "api" or "console".
+	// Server names the server in the metrics: "api", "console", "oauth"
+	// or "mcp".
 	Server string
 	// Message starts each access-log line.
 	Message string
@@ -71,6 +72,14 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 		w.status = http.StatusOK
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// Flush sends what is buffered, for answers streamed as they are made.
+func (w *statusWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

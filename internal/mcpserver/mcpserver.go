@@ -24,6 +24,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/ratelimit"
 )
 
@@ -45,6 +46,8 @@ type Options struct {
 	// DatabaseTimeout bounds the reading of the caller's credential; 0
 	// means httpapi.DefaultDatabaseTimeout.
 	DatabaseTimeout time.Duration
+	// Metrics counts requests; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // Server is the MCP server.
@@ -56,6 +59,7 @@ type Server struct {
 	log      *slog.Logger
 	proxies  []netip.Prefix
 	timeout  time.Duration
+	metrics  *metrics.Metrics
 	metadata string
 	version  string
 	tools    []offered
@@ -74,7 +78,7 @@ type offered struct {
 // error the tests catch.
 func New(o Options) (*Server, error) {
 	s := &Server{api: o.API, auth: o.Auth, limiter: o.Limiter, clock: o.Clock, log: o.Logger, proxies: o.TrustedProxies,
-		timeout: o.DatabaseTimeout, metadata: o.BaseURL + "/.well-known/oauth-protected-resource"}
+		timeout: o.DatabaseTimeout, metrics: o.Metrics, metadata: o.BaseURL + "/.well-known/oauth-protected-resource"}
 	if s.timeout <= 0 {
 		s.timeout = httpapi.DefaultDatabaseTimeout
 	}
@@ -148,8 +152,6 @@ var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{8,64}$`)
 // discovery, counted per client address against the admin limit so that
 // guessing is slow.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := s.clock.Now()
-	sw := &statusWriter{ResponseWriter: w}
 	rq := &request{addr: httpapi.ClientAddr(r, s.proxies), id: r.Header.Get("X-Request-Id")}
 	if !requestIDRE.MatchString(rq.id) {
 		rq.id = licentia.NewID()
@@ -157,24 +159,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Request-Id", rq.id)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	defer func() {
-		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method), slog.String("pattern", Path), slog.Int("status", sw.status),
-			slog.Float64("duration_ms", float64(s.clock.Now().Sub(start).Microseconds())/1000),
-			slog.String("request_id", rq.id))
-	}()
-	if v := r.Header.Values("Authorization"); len(v) == 1 {
-		rq.authorization = v[0]
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
-	caller, err := s.auth.Authenticate(ctx, rq.authorization)
-	cancel()
-	if err != nil {
-		s.refuse(sw, r, rq, err)
-		return
-	}
-	rq.caller = caller
-	s.mcp.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestKey, rq)))
+	httpapi.Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "mcp", Message: "request",
+		Pattern: func(*http.Request) string { return Path },
+		Fail: func(w http.ResponseWriter, _ *http.Request, _ any) {
+			writeError(w, rq.id, licentia.Errorf(licentia.CodeInternal, "An unexpected error occurred. Retry later with backoff."))
+		},
+	}.Serve(w, r, rq.id, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Values("Authorization"); len(v) == 1 {
+			rq.authorization = v[0]
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
+		caller, err := s.auth.Authenticate(ctx, rq.authorization)
+		cancel()
+		if err != nil {
+			s.refuse(w, r, rq, err)
+			return
+		}
+		rq.caller = caller
+		s.mcp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey, rq)))
+	}))
 }
 
 // refuse answers a request whose credential was missing, refused or could
@@ -265,34 +268,6 @@ func instructions(c *auth.Caller) string {
 		"payment-provider mappings, webhooks and team, as " + who + "; every change is audited. A refused call returns " +
 		"the API's error object: match on error.code."
 }
-
-// statusWriter remembers the status for the access log.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // errAs returns err's contract error, or internal_error.
 func errAs(err error) *licentia.Error {

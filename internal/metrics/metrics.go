@@ -63,7 +63,7 @@ func New(o Options) *Metrics {
 		log:      o.Logger,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "licentia_http_requests_total",
-			Help: "HTTP requests answered, by server (api, console), route pattern (\"\" for none), method and status.",
+			Help: "HTTP requests answered, by server (api, console, oauth, mcp), route pattern (\"\" for none), method and status.",
 		}, []string{"server", "pattern", "method", "status"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "licentia_http_request_duration_seconds",
@@ -119,8 +119,8 @@ func (m *Metrics) Handler() http.Handler {
 // Gatherer is the registry, for tests that read every series.
 func (m *Metrics) Gatherer() prometheus.Gatherer { return m.registry }
 
-// Request records one answered HTTP request of server ("api" or
-// "console"). pattern is the route pattern the request matched, "" for
+// Request records one answered HTTP request of server ("api",
+// "console", "oauth" or "mcp"). pattern is the route pattern the request matched, "" for
 // none; status is what was sent, 0 when the handler wrote nothing (net/http
 // then sends 200).
 func (m *Metrics) Request(server, pattern, method string, status int, took time.Duration) {

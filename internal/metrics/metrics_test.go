@@ -58,7 +58,7 @@ func TestRecorded(t *testing.T) {
 	m.RateLimited("lookup")
 
 	want := `
-# HELP licentia_http_requests_total HTTP requests answered, by server (api, console), route pattern ("" for none), method and status.
+# HELP licentia_http_requests_total HTTP requests answered, by server (api, console, oauth, mcp), route pattern ("" for none), method and status.
 # TYPE licentia_http_requests_total counter
 licentia_http_requests_total{method="GET",pattern="GET /console/sign-in",server="console",status="200"} 1
 licentia_http_requests_total{method="POST",pattern="POST /v1/activations/status",server="api",status="200"} 2
@@ -108,7 +108,7 @@ func TestLabelsFromFixedSets(t *testing.T) {
 	}
 	m.Request("api", "", "GET", 999, time.Millisecond)
 	want := `
-# HELP licentia_http_requests_total HTTP requests answered, by server (api, console), route pattern ("" for none), method and status.
+# HELP licentia_http_requests_total HTTP requests answered, by server (api, console, oauth, mcp), route pattern ("" for none), method and status.
 # TYPE licentia_http_requests_total counter
 licentia_http_requests_total{method="GET",pattern="",server="api",status="404"} 1
 licentia_http_requests_total{method="GET",pattern="",server="api",status="other"} 1

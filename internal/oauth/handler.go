@@ -73,26 +73,6 @@ func requestID(ctx context.Context) string {
 	return id
 }
 
-// statusWriter remembers the status for the access log.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
 // middleware wraps every request, in this order: the headers every answer
 // carries, a request id, the request's deadline, panic recovery and the
 // access log, which names the route pattern and never a parameter.
@@ -107,7 +87,6 @@ func (s *Service) middleware(next http.Handler) http.Handler {
 		timeout = httpapi.DefaultDatabaseTimeout
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := s.clock.Now()
 		id := licentia.NewID()
 		h := w.Header()
 		h.Set("X-Request-Id", id)
@@ -125,23 +104,10 @@ func (s *Service) middleware(next http.Handler) http.Handler {
 		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), timeout)
 		defer cancel()
 		r = r.WithContext(ctx)
-		sw := &statusWriter{ResponseWriter: w}
-		defer func() {
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
-				}
-				s.log.LogAttrs(ctx, slog.LevelError, "panic", slog.String("request_id", id), slog.Any("panic", p))
-				if sw.status == 0 {
-					s.writeError(sw, r, errServer)
-				}
-			}
-			s.log.LogAttrs(ctx, slog.LevelInfo, "oauth request",
-				slog.String("method", r.Method), slog.String("pattern", r.Pattern), slog.Int("status", sw.status),
-				slog.Float64("duration_ms", float64(s.clock.Now().Sub(start).Microseconds())/1000),
-				slog.String("request_id", id))
-		}()
-		next.ServeHTTP(sw, r)
+		httpapi.Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "oauth", Message: "oauth request",
+			Pattern: func(r *http.Request) string { return r.Pattern },
+			Fail:    func(w http.ResponseWriter, r *http.Request, _ any) { s.writeError(w, r, errServer) },
+		}.Serve(w, r, id, next)
 	})
 }
 

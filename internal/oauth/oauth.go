@@ -17,6 +17,7 @@ import (
 
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/store"
 )
@@ -41,6 +42,8 @@ type Options struct {
 	// DatabaseTimeout bounds each request's work; 0 means
 	// httpapi.DefaultDatabaseTimeout.
 	DatabaseTimeout time.Duration
+	// Metrics counts requests; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // Service is the authorization server.
@@ -52,12 +55,13 @@ type Service struct {
 	issuer  string
 	proxies []netip.Prefix
 	timeout time.Duration
+	metrics *metrics.Metrics
 }
 
 // New returns a Service.
 func New(o Options) *Service {
 	return &Service{store: o.Store, clock: o.Clock, limiter: o.Limiter, log: o.Logger,
-		issuer: strings.TrimRight(o.BaseURL, "/"), proxies: o.TrustedProxies, timeout: o.DatabaseTimeout}
+		issuer: strings.TrimRight(o.BaseURL, "/"), proxies: o.TrustedProxies, timeout: o.DatabaseTimeout, metrics: o.Metrics}
 }
 
 // Issuer is the authorization server's identifier (RFC 8414): the
