@@ -46,6 +46,9 @@ type Record struct {
 	// LastError is the error of the last online attempt, empty when it
 	// succeeded.
 	LastError string `json:"last_error,omitempty"`
+	// Offline is the offline activation request written and not yet
+	// answered: the key and machine its answer is imported for.
+	Offline *PendingOffline `json:"offline,omitempty"`
 }
 
 // Store keeps a Client's Record between runs. Load returns ErrNoRecord

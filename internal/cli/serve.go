@@ -107,12 +107,13 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	}
 	purchases := purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys})
 	authn := auth.NewAuthenticator(st, clk)
+	act := activation.New(activation.Options{
+		Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
+	})
 	srv := httpapi.New(httpapi.Options{
-		Store: st,
-		Admin: svc,
-		Activation: activation.New(activation.Options{
-			Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
-		}),
+		Store:           st,
+		Admin:           svc,
+		Activation:      act,
 		Purchases:       purchases,
 		Auth:            authn,
 		Limiter:         limiter,
@@ -125,7 +126,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	})
 	authz := oauth.New(oauth.Options{Store: st, Clock: clk, Limiter: limiter, Logger: log, BaseURL: cfg.PublicURL(),
 		TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: m})
-	cons, err := console.New(console.Options{Store: st, Admin: svc, Purchases: purchases, OAuth: authz, Clock: clk, Limiter: limiter,
+	cons, err := console.New(console.Options{Store: st, Admin: svc, Purchases: purchases, Activation: act, OAuth: authz, Clock: clk, Limiter: limiter,
 		Logger: log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: m})
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/httpapi"
@@ -36,6 +37,9 @@ type Options struct {
 	Store     store.Store
 	Admin     *admin.Service
 	Purchases *purchase.Service
+	// Activation answers the offline activation request files the
+	// customer page takes.
+	Activation *activation.Service
 	// OAuth, when set, is the authorization server whose authorize
 	// endpoint and consent page the console serves at /oauth/authorize.
 	OAuth *oauth.Service
@@ -61,6 +65,7 @@ type Server struct {
 	store     store.Store
 	admin     *admin.Service
 	purchases *purchase.Service
+	act       *activation.Service
 	oauth     *oauth.Service
 	clock     clock.Clock
 	limiter   ratelimit.Limiter
@@ -80,7 +85,7 @@ type Server struct {
 // New returns a Server with every page registered.
 func New(o Options) (*Server, error) {
 	s := &Server{
-		store: o.Store, admin: o.Admin, purchases: o.Purchases, oauth: o.OAuth, clock: o.Clock, limiter: o.Limiter, metrics: o.Metrics,
+		store: o.Store, admin: o.Admin, purchases: o.Purchases, act: o.Activation, oauth: o.OAuth, clock: o.Clock, limiter: o.Limiter, metrics: o.Metrics,
 		log: o.Logger, proxies: o.TrustedProxies, timeout: o.DatabaseTimeout, cookie: cookieName, mux: http.NewServeMux(),
 	}
 	if s.timeout <= 0 {

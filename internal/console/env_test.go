@@ -135,7 +135,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		purchases: purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys}),
 		metrics:   metrics.New(metrics.Options{Logger: log}),
 	}
-	c, err := console.New(console.Options{Store: st, Admin: svc, Purchases: e.purchases, Clock: clk, Limiter: e.limiter,
+	c, err := console.New(console.Options{Store: st, Admin: svc, Purchases: e.purchases, Activation: e.act, Clock: clk, Limiter: e.limiter,
 		Logger: log, BaseURL: o.consoleBase, TrustedProxies: o.proxies, Metrics: e.metrics})
 	if err != nil {
 		t.Fatalf("console.New() error = %v", err)

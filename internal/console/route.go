@@ -57,6 +57,13 @@ func (s *Server) openForm(pattern string, h publicFunc) {
 	s.mux.Handle(pattern, s.origin.Handler(s.public(h, true)))
 }
 
+// upload registers a POST form with a file for which nobody need be
+// signed in; cross-origin posts are refused. The handler reads the
+// multipart form itself, with its own bound.
+func (s *Server) upload(pattern string, h publicFunc) {
+	s.mux.Handle(pattern, s.origin.Handler(s.public(h, false)))
+}
+
 func (s *Server) public(h publicFunc, post bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if post {

@@ -30,6 +30,7 @@ func (s *Server) routes() {
 	s.open("GET /console/purchase", s.purchasePage)
 	s.openForm("POST /console/purchase", s.lookupPurchase)
 	s.openForm("POST /console/purchase/free", s.freeMachine)
+	s.upload("POST /console/purchase/offline", s.activateOffline)
 
 	s.page("GET /console/{$}", anyMember, s.overview)
 	s.form("POST /console/organization", anyMember, s.switchOrganization)

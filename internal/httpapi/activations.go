@@ -72,6 +72,25 @@ func (s *Server) activate(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// activateOffline answers an offline activation request file with the
+// same answer as an activation, which the application imports.
+func (s *Server) activateOffline(w http.ResponseWriter, r *http.Request) error {
+	var in activation.OfflineActivate
+	if err := decode(r, nil, &in); err != nil {
+		return err
+	}
+	res, err := s.activation.ActivateOffline(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, activatedAnswer{Activation: events.ActivationOf(res.Activation), Verdict: res.Verdict})
+	return nil
+}
+
 func (s *Server) activationStatus(w http.ResponseWriter, r *http.Request) error {
 	var in activation.Status
 	if err := decode(r, nil, &in); err != nil {

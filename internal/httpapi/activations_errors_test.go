@@ -357,36 +357,10 @@ func TestActivationOrderOfChecks(t *testing.T) {
 	unavailable := newTestEnvWith(t, envOptions{shareStore: e.testEnv, masterKey: newMasterKey(t)})
 
 	bad := func(c call) call { c.invalid = true; return c }
-	activate := func(key string, edits map[string]any) call { return activateCall(activateBody(key, "new", edits)) }
-	for _, tt := range []struct {
-		scenario
-		env *testEnv
-	}{
-		{scenario: scenario{name: "413 before 400", call: bad(activateCall(paddedBody(`{"licence_key":1}`, 65537))),
-			wantStatus: http.StatusRequestEntityTooLarge, wantCode: licentia.CodePayloadTooLarge}},
-		{scenario: scenario{name: "400 before 422", call: bad(activate("not-a-key", map[string]any{"machine_id": "no spaces"})),
-			wantStatus: http.StatusBadRequest, wantCode: licentia.CodeValidationFailed,
-			wantDetails: issues("/machine_id", "must be 1 to 128 of A-Z a-z 0-9 . _ : -")}},
-		{scenario: scenario{name: "422 before 404", call: activate(withPrefix("NOTE", absent), nil),
-			wantStatus: http.StatusUnprocessableEntity, wantCode: licentia.CodeLicenceWrongProduct}},
-		{scenario: scenario{name: "404 before 503", call: activate(absent, nil),
-			wantStatus: http.StatusNotFound, wantCode: licentia.CodeLicenceNotFound}, env: unavailable},
-		{scenario: scenario{name: "404 before 503 on status", call: statusCall(absent, "new"),
-			wantStatus: http.StatusNotFound, wantCode: licentia.CodeLicenceNotFound}, env: unavailable},
-		{scenario: scenario{name: "503 before 403", call: activate(revokedFull.LicenceKey, nil),
-			wantStatus: http.StatusServiceUnavailable, wantCode: licentia.CodeProductUnavailable}, env: unavailable},
-		{scenario: scenario{name: "403 before 409", call: activate(revokedFull.LicenceKey, nil),
-			wantStatus: http.StatusForbidden, wantCode: licentia.CodeLicenceRevoked}},
-		{scenario: scenario{name: "409", call: activate(full.LicenceKey, nil),
-			wantStatus: http.StatusConflict, wantCode: licentia.CodeSeatLimitReached,
-			wantDetails: map[string]any{"limit": 1.0, "active": 1.0, "limit_kind": "machines"}}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			env := e.testEnv
-			if tt.env != nil {
-				env = tt.env
-			}
-			env.run(t, tt.scenario)
+	// The offline route answers every activation refusal in the same order.
+	for _, path := range []string{"/v1/activations", "/v1/activations/offline"} {
+		t.Run(path, func(t *testing.T) {
+			orderOfChecks(t, e, path, bad, full.LicenceKey, revokedFull.LicenceKey, absent, unavailable)
 		})
 	}
 	t.Run("429 before 413", func(t *testing.T) {
@@ -398,6 +372,47 @@ func TestActivationOrderOfChecks(t *testing.T) {
 			t.Errorf("Retry-After-public = %q, want 60", got)
 		}
 	})
+}
+
+// orderOfChecks runs the activation refusals on path, each answered
+// before the next in the contract's order.
+func orderOfChecks(t *testing.T, e *actEnv, path string, bad func(call) call, fullKey, revokedKey, absent string, unavailable *testEnv) {
+	activate := func(key string, edits map[string]any) call {
+		c := activateCall(activateBody(key, "new", edits))
+		c.path = path
+		return c
+	}
+	for _, tt := range []struct {
+		scenario
+		env *testEnv
+	}{
+		{scenario: scenario{name: "413 before 400", call: bad(call{method: "POST", path: path, body: paddedBody(`{"licence_key":1}`, 65537)}),
+			wantStatus: http.StatusRequestEntityTooLarge, wantCode: licentia.CodePayloadTooLarge}},
+		{scenario: scenario{name: "400 before 422", call: bad(activate("not-a-key", map[string]any{"machine_id": "no spaces"})),
+			wantStatus: http.StatusBadRequest, wantCode: licentia.CodeValidationFailed,
+			wantDetails: issues("/machine_id", "must be 1 to 128 of A-Z a-z 0-9 . _ : -")}},
+		{scenario: scenario{name: "422 before 404", call: activate(withPrefix("NOTE", absent), nil),
+			wantStatus: http.StatusUnprocessableEntity, wantCode: licentia.CodeLicenceWrongProduct}},
+		{scenario: scenario{name: "404 before 503", call: activate(absent, nil),
+			wantStatus: http.StatusNotFound, wantCode: licentia.CodeLicenceNotFound}, env: unavailable},
+		{scenario: scenario{name: "404 before 503 on status", call: statusCall(absent, "new"),
+			wantStatus: http.StatusNotFound, wantCode: licentia.CodeLicenceNotFound}, env: unavailable},
+		{scenario: scenario{name: "503 before 403", call: activate(revokedKey, nil),
+			wantStatus: http.StatusServiceUnavailable, wantCode: licentia.CodeProductUnavailable}, env: unavailable},
+		{scenario: scenario{name: "403 before 409", call: activate(revokedKey, nil),
+			wantStatus: http.StatusForbidden, wantCode: licentia.CodeLicenceRevoked}},
+		{scenario: scenario{name: "409", call: activate(fullKey, nil),
+			wantStatus: http.StatusConflict, wantCode: licentia.CodeSeatLimitReached,
+			wantDetails: map[string]any{"limit": 1.0, "active": 1.0, "limit_kind": "machines"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			env := e.testEnv
+			if tt.env != nil {
+				env = tt.env
+			}
+			env.run(t, tt.scenario)
+		})
+	}
 }
 
 // ratelimitPublic is the contract's public limit per minute.
@@ -478,8 +493,9 @@ func TestActivationBody(t *testing.T) {
 		{name: "200 characters, not bytes", body: activateBody(key, "m3", map[string]any{"label": strings.Repeat("é", 200), "os": strings.Repeat("o", 200), "app_version": strings.Repeat("v", 200)}), status: 201},
 	}
 	for i, route := range publicRoutes {
-		cases := keyCases(route.pattern == "/v1/activations")
-		if route.pattern == "/v1/activations" {
+		takesSeat := route.pattern == "/v1/activations" || route.pattern == "/v1/activations/offline"
+		cases := keyCases(takesSeat)
+		if takesSeat {
 			cases = append(cases, activateCases...)
 		}
 		t.Run(route.pattern, func(t *testing.T) {
@@ -489,7 +505,13 @@ func TestActivationBody(t *testing.T) {
 						// A client address per case keeps the public limit out of the way.
 						headers: map[string]string{"X-Forwarded-For": netip.AddrFrom4([4]byte{198, 51, byte(i), byte(j)}).String()}}
 					before := e.snapshot(t, e.org.ID, issued.Licence.ID)
-					e.run(t, scenario{call: c, wantStatus: tt.status, wantCode: codeOf(tt.status), wantDetails: tt.details})
+					status := tt.status
+					if status == http.StatusCreated && route.pattern == "/v1/activations/offline" {
+						// The same machines took their seats online just
+						// before: the offline request refreshes them.
+						status = http.StatusOK
+					}
+					e.run(t, scenario{call: c, wantStatus: status, wantCode: codeOf(tt.status), wantDetails: tt.details})
 					if tt.status == 400 && !tt.lenient {
 						e.documentRefuses(t, c)
 					}

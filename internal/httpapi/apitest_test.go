@@ -605,6 +605,7 @@ type activationRoute struct{ method, pattern string }
 // routes.go and openapi.json.
 var publicRoutes = []activationRoute{
 	{"POST", "/v1/activations"},
+	{"POST", "/v1/activations/offline"},
 	{"POST", "/v1/activations/status"},
 	{"POST", "/v1/activations/deactivate"},
 }

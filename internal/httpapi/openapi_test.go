@@ -331,6 +331,7 @@ var dailyCapRoutes = map[string]bool{"POST /v1/admin/products": true, "POST /v1/
 // answer 408 when the body misses the read deadline (docs/errors.md).
 var publicStatuses = map[string][]string{
 	"POST /v1/activations":            {"200", "201", "400", "403", "404", "408", "409", "413", "422", "429", "500", "503"},
+	"POST /v1/activations/offline":    {"200", "201", "400", "403", "404", "408", "409", "413", "422", "429", "500", "503"},
 	"POST /v1/activations/status":     {"200", "400", "404", "408", "413", "422", "429", "500", "503"},
 	"POST /v1/activations/deactivate": {"200", "400", "404", "408", "413", "422", "429", "500"},
 	// The lookup signs the keys it shows (503); only the POST reads a body

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"reflect"
@@ -15,6 +16,21 @@ import (
 // names its fields by json (body) and query (query string) tags.
 type request interface {
 	Decoding() *licentia.Decoded
+}
+
+// DecodeFile reads raw, a route's JSON body uploaded as a file, into in,
+// an operation's request struct, with the same strict rules as the route:
+// the console's customer page takes the offline activation request file
+// this way. A file over MaxBody is 413 payload_too_large.
+func DecodeFile(raw []byte, in interface{ Decoding() *licentia.Decoded }) error {
+	if len(raw) > MaxBody {
+		return errTooLarge
+	}
+	r, err := http.NewRequest(http.MethodPost, "/", bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	return decode(r, nil, in)
 }
 
 // decode reads r into in, an operation's request struct, and records in it

@@ -30,6 +30,7 @@ var requestStructs = map[string]any{
 	"POST /v1/admin/licences/{id}/reinstate":                       admin.ChangeStatus{},
 	"POST /v1/admin/licences/{id}/anonymise":                       admin.Anonymise{},
 	"POST /v1/activations":                                         activation.Activate{},
+	"POST /v1/activations/offline":                                 activation.OfflineActivate{},
 	"POST /v1/activations/status":                                  activation.Status{},
 	"POST /v1/activations/deactivate":                              activation.Deactivate{},
 	"GET /v1/purchases/lookup":                                     purchase.LookupQuery{},

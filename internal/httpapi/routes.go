@@ -32,6 +32,7 @@ func (s *Server) routes() {
 	s.handle("POST /v1/admin/activations/{id}/deactivate", licentia.ScopeLicencesWrite, s.deactivateActivation)
 
 	s.public("POST /v1/activations", metrics.RouteActivate, s.activate)
+	s.public("POST /v1/activations/offline", metrics.RouteActivateOffline, s.activateOffline)
 	s.public("POST /v1/activations/status", metrics.RouteStatus, s.activationStatus)
 	s.public("POST /v1/activations/deactivate", metrics.RouteDeactivate, s.deactivate)
 

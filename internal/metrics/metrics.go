@@ -72,7 +72,7 @@ func New(o Options) *Metrics {
 		}, []string{"server", "pattern"}),
 		activations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "licentia_activations_total",
-			Help: "Answers of the activation routes, by route (activate, status, deactivate) and result (ok or the error code).",
+			Help: "Answers of the activation routes, by route (activate, activate_offline, status, deactivate) and result (ok or the error code).",
 		}, []string{"route", "result"}),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "licentia_webhook_deliveries_total",
@@ -135,7 +135,7 @@ func (m *Metrics) Request(server, pattern, method string, status int, took time.
 }
 
 // Activation records the answer of an activation route (route is
-// RouteActivate, RouteStatus or RouteDeactivate): result is "ok", or the
+// RouteActivate, RouteActivateOffline, RouteStatus or RouteDeactivate): result is "ok", or the
 // contract code the route answered.
 func (m *Metrics) Activation(route, result string) {
 	if m == nil {
@@ -173,9 +173,10 @@ func (m *Metrics) RateLimited(rule string) {
 
 // The activation routes, as the route label names them.
 const (
-	RouteActivate   = "activate"
-	RouteStatus     = "status"
-	RouteDeactivate = "deactivate"
+	RouteActivate        = "activate"
+	RouteActivateOffline = "activate_offline"
+	RouteStatus          = "status"
+	RouteDeactivate      = "deactivate"
 )
 
 // ResultOK is the result label of an activation route that answered 2xx.
