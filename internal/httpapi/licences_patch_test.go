@@ -360,13 +360,15 @@ func TestPatchLicencePlanLimit(t *testing.T) {
 }
 
 // TestPatchLowerLimit: lowering a limit below the live machines evicts
-// nobody: they stay live and counted, a new machine is refused, and an
-// existing one still checks in.
+// nobody: they stay live and counted and still check in; a new machine is
+// refused with seat_limit_reached until enough leave; raising the limit
+// lets it in at once.
 func TestPatchLowerLimit(t *testing.T) {
-	e := newLicenceEnv(t)
-	id := e.seed(t, admin.NewLicence{LimitKind: ptr(licentia.LimitMachines), LimitCount: ptr(int64(3))}).ID
+	e := newActEnv(t)
+	l := e.issue(t, e.allKey, issueBody(map[string]any{"limit_kind": "machines", "limit_count": 3}))
+	id, key := l.Licence.ID, l.LicenceKey
 	for _, m := range []string{"m1", "m2", "m3"} {
-		e.activate(t, e.org.ID, id, m)
+		e.takeSeat(t, key, m, http.StatusCreated)
 	}
 	got := e.patch(t, id, map[string]any{"limit_count": 1})
 	if !got.Changed || got.Licence.LimitCount != 1 {
@@ -384,11 +386,21 @@ func TestPatchLowerLimit(t *testing.T) {
 	if c := e.counts(t, "").Counts; c.LiveMachines != 3 {
 		t.Errorf("live_machines = %d, want 3", c.LiveMachines)
 	}
+	for _, m := range []string{"m1", "m2", "m3"} {
+		if e.askStatus(t, key, m) == "" {
+			t.Errorf("%s got no verdict after the limit was lowered", m)
+		}
+	}
+	e.takeSeat(t, key, "m1", http.StatusOK)
+	e.run(t, scenario{call: activateCall(activateBody(key, "m4", nil)), wantStatus: http.StatusConflict, wantCode: licentia.CodeSeatLimitReached,
+		wantDetails: map[string]any{"limit": 1.0, "limit_kind": "machines", "active": 3.0}})
 	for _, ev := range e.events(t, e.org.ID) {
 		if ev.Type == licentia.EventActivationDeactivated {
 			t.Errorf("event %s written by lowering a limit", ev.Type)
 		}
 	}
+	e.patch(t, id, map[string]any{"limit_count": 4})
+	e.takeSeat(t, key, "m4", http.StatusCreated)
 }
 
 // TestPatchLicenceDelivered: licence.updated is an event type endpoints may
