@@ -14,7 +14,7 @@ import (
 // server) records here what it could not read; the operation's Validate
 // reports it together with its own rules, in one validation_failed, in the
 // order the API has always answered. A caller that builds the struct in Go
-// leaves it empty.
+// leaves it empty, except to say a field is null (SetNull).
 type Decoded struct {
 	// Before holds the problems found before any field was read: a path
 	// value, an unknown or repeated query parameter, an unknown field, a
