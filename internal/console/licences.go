@@ -174,6 +174,38 @@ func (s *Server) statusChange(op statusOp) memberFunc {
 	}
 }
 
+// changeLicence changes a licence's limit, expiry or major from the
+// licence page: empty fields stay, and the perpetual box removes the
+// expiry, as expires_at null does in the API.
+func (s *Server) changeLicence(w http.ResponseWriter, r *http.Request, v *visit) error {
+	id, err := licenceID(r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	var in admin.LicenceChange
+	decodeForm(r.PostForm, &in)
+	if b, ok := formBools[strings.ToLower(strings.TrimSpace(r.PostForm.Get("perpetual")))]; ok && b {
+		if in.ExpiresAt != nil || in.Unread["/expires_at"] != "" {
+			var is licentia.Issues
+			is.Add("/expires_at", "leave it empty to make the licence perpetual")
+			return s.showLicence(w, r, v, id, refusal("change", r, is.Err()))
+		}
+		in.SetNull("/expires_at")
+	}
+	c, err := s.admin.UpdateLicence(r.Context(), v.actor(), v.orgID(), id, in)
+	if p := refusal("change", r, err); p != nil {
+		return s.showLicence(w, r, v, id, p)
+	}
+	if err != nil {
+		return err
+	}
+	done := "licence-changed"
+	if !c.Changed {
+		done = "unchanged"
+	}
+	return seeOther(w, r, "/console/licences/"+id, done)
+}
+
 // anonymiseWord is what the member types to confirm an erasure, which
 // cannot be undone.
 const anonymiseWord = "anonymise"

@@ -283,6 +283,7 @@ var notices = map[string]string{
 	"expired":            "The licence was expired.",
 	"reinstated":         "The licence was reinstated.",
 	"anonymised":         "The licence was anonymised.",
+	"licence-changed":    "The licence was changed.",
 	"freed":              "The machine was freed.",
 	"unchanged":          "Nothing changed: it was already so.",
 	"product-created":    "The product was created.",

@@ -38,6 +38,7 @@ func (s *Server) routes() {
 	s.page("GET /console/licences", scope(licentia.ScopeLicencesRead), s.licences)
 	s.form("POST /console/licences", scope(licentia.ScopeLicencesWrite), s.issueLicence)
 	s.page("GET /console/licences/{id}", scope(licentia.ScopeLicencesRead), s.licence)
+	s.form("POST /console/licences/{id}/change", scope(licentia.ScopeLicencesWrite), s.changeLicence)
 	s.form("POST /console/licences/{id}/revoke", scope(licentia.ScopeLicencesWrite), s.statusChange(revoke))
 	s.form("POST /console/licences/{id}/expire", scope(licentia.ScopeLicencesWrite), s.statusChange(expire))
 	s.form("POST /console/licences/{id}/reinstate", scope(licentia.ScopeLicencesWrite), s.statusChange(reinstate))

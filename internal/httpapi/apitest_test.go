@@ -570,6 +570,7 @@ var adminRoutes = []adminRoute{
 	{"GET", "/v1/admin/licences", licentia.ScopeLicencesRead, nil},
 	{"GET", "/v1/admin/licences/counts", licentia.ScopeLicencesRead, nil},
 	{"GET", "/v1/admin/licences/{id}", licentia.ScopeLicencesRead, nil},
+	{"PATCH", "/v1/admin/licences/{id}", licentia.ScopeLicencesWrite, map[string]any{"limit_count": 2}},
 	{"GET", "/v1/admin/licences/{id}/audit", licentia.ScopeAuditRead, nil},
 	{"POST", "/v1/admin/licences/{id}/revoke", licentia.ScopeLicencesWrite, map[string]any{"reason": "refund"}},
 	{"POST", "/v1/admin/licences/{id}/expire", licentia.ScopeLicencesWrite, map[string]any{"reason": "term over"}},

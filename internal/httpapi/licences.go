@@ -177,6 +177,23 @@ func (s *Server) anonymiseLicence(w http.ResponseWriter, r *http.Request) error 
 	return nil
 }
 
+// patchLicence changes a licence's limit, expiry or major in place.
+func (s *Server) patchLicence(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	id := pathUUID(r, "id", &is)
+	var in admin.LicenceChange
+	if err := decode(r, is, &in); err != nil {
+		return err
+	}
+	c := callerOf(r)
+	ch, err := s.admin.UpdateLicence(r.Context(), c.Actor, c.OrgID, id, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, changeAnswer{Licence: events.LicenceOf(ch.Licence, s.admin.Now()), Changed: ch.Changed})
+	return nil
+}
+
 type activationChangeAnswer struct {
 	Activation events.Activation `json:"activation"`
 	Changed    bool              `json:"changed"`

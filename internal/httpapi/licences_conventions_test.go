@@ -230,15 +230,18 @@ func TestLicenceRoutesRateLimit(t *testing.T) {
 	e.run(t, scenario{call: call{method: "GET", path: licencePath(someID, ""), key: e.allKey}, wantStatus: http.StatusNotFound, wantCode: licentia.CodeLicenceNotFound})
 }
 
-// TestLicenceWrongMethod: no route deletes or replaces a licence; known
-// licence paths answer 405 with Allow for other methods.
+// TestLicenceWrongMethod: no route deletes or replaces a licence (a patch
+// changes it in place); known licence paths answer 405 with Allow for
+// other methods.
 func TestLicenceWrongMethod(t *testing.T) {
 	e := newLicenceEnv(t)
 	for _, tt := range []struct{ method, path, allow string }{
-		{"DELETE", licencePath(someID, ""), "GET, HEAD"},
-		{"PATCH", licencePath(someID, ""), "GET, HEAD"},
+		{"DELETE", licencePath(someID, ""), "GET, HEAD, PATCH"},
+		{"PUT", licencePath(someID, ""), "GET, HEAD, PATCH"},
 		{"PUT", "/v1/admin/licences", "GET, HEAD, POST"},
-		{"POST", "/v1/admin/licences/counts", "GET, HEAD"},
+		// counts is also an {id} to the patch route, which refuses it as
+		// not a UUID.
+		{"POST", "/v1/admin/licences/counts", "GET, HEAD, PATCH"},
 		{"GET", licencePath(someID, "revoke"), "POST"},
 		{"GET", licencePath(someID, "anonymise"), "POST"},
 		{"DELETE", "/v1/admin/activations/" + someID + "/deactivate", "POST"},

@@ -114,8 +114,8 @@ func (e *testEnv) newEvents(t *testing.T, orgID string, n int) []licentia.Event 
 	return evs[n:]
 }
 
-// TestWebhooksDocumented: the document's webhooks section names the eight
-// event types, and its body schemas refuse bodies that drift from a real
+// TestWebhooksDocumented: the document's webhooks section names every
+// event type, and its body schemas refuse bodies that drift from a real
 // one.
 func TestWebhooksDocumented(t *testing.T) {
 	var names []string

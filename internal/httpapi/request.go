@@ -121,10 +121,12 @@ var integerRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 
 // setBody reads a body field's JSON value into its field by the field's
 // type; a value of the wrong type leaves it nil and is recorded in d.
-// JSON null is of no field's type; a nullable field reads it as not given.
+// JSON null is of no field's type; a nullable field reads it as not given,
+// and d records that it was null.
 func setBody(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, raw json.RawMessage) {
 	null := string(raw) == "null"
 	if null && f.Nullable {
+		d.SetNull(f.Path)
 		return
 	}
 	if f.Type.Kind() == reflect.Slice {

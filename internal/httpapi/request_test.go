@@ -25,6 +25,7 @@ var requestStructs = map[string]any{
 	"POST /v1/admin/licences":                                      admin.NewLicence{},
 	"GET /v1/admin/licences":                                       admin.FindQuery{},
 	"GET /v1/admin/licences/counts":                                admin.CountQuery{},
+	"PATCH /v1/admin/licences/{id}":                                admin.LicenceChange{},
 	"POST /v1/admin/licences/{id}/revoke":                          admin.ChangeStatus{},
 	"POST /v1/admin/licences/{id}/expire":                          admin.ChangeStatus{},
 	"POST /v1/admin/licences/{id}/reinstate":                       admin.ChangeStatus{},

@@ -24,6 +24,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/admin/licences", licentia.ScopeLicencesRead, s.findLicences)
 	s.handle("GET /v1/admin/licences/counts", licentia.ScopeLicencesRead, s.countLicences)
 	s.handle("GET /v1/admin/licences/{id}", licentia.ScopeLicencesRead, s.getLicence)
+	s.handle("PATCH /v1/admin/licences/{id}", licentia.ScopeLicencesWrite, s.patchLicence)
 	s.handle("GET /v1/admin/licences/{id}/audit", licentia.ScopeAuditRead, s.licenceAudit)
 	s.handle("POST /v1/admin/licences/{id}/revoke", licentia.ScopeLicencesWrite, s.statusChange(s.admin.RevokeLicence))
 	s.handle("POST /v1/admin/licences/{id}/expire", licentia.ScopeLicencesWrite, s.statusChange(s.admin.ExpireLicence))

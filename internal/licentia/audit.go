@@ -86,6 +86,8 @@ const (
 	AuditLicenceAnonymised = "licence.anonymised"
 	// AuditLicenceTrialConverted records a trial paid for.
 	AuditLicenceTrialConverted = "licence.trial_converted"
+	// AuditLicenceUpdated records a change of limit, expiry or major.
+	AuditLicenceUpdated = "licence.updated"
 
 	AuditActivationCreated     = "activation.created"
 	AuditActivationDeactivated = "activation.deactivated"

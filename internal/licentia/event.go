@@ -13,6 +13,9 @@ const (
 	EventLicenceReinstated     EventType = "licence.reinstated"
 	EventLicenceAnonymised     EventType = "licence.anonymised"
 	EventLicenceTrialConverted EventType = "licence.trial_converted"
+	// EventLicenceUpdated reports a change of a licence's limit, expiry or
+	// major in place; it is beyond the contract's list.
+	EventLicenceUpdated        EventType = "licence.updated"
 	EventActivationCreated     EventType = "activation.created"
 	EventActivationDeactivated EventType = "activation.deactivated"
 )
@@ -21,6 +24,7 @@ const (
 var EventTypes = []EventType{
 	EventLicenceIssued, EventLicenceRevoked, EventLicenceExpired, EventLicenceReinstated,
 	EventLicenceAnonymised, EventLicenceTrialConverted, EventActivationCreated, EventActivationDeactivated,
+	EventLicenceUpdated,
 }
 
 // Event is a committed change as webhooks report it. Body is the one-line

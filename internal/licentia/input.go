@@ -14,7 +14,7 @@ import (
 // server) records here what it could not read; the operation's Validate
 // reports it together with its own rules, in one validation_failed, in the
 // order the API has always answered. A caller that builds the struct in Go
-// leaves it empty.
+// leaves it empty, except to say a field is null (SetNull).
 type Decoded struct {
 	// Before holds the problems found before any field was read: a path
 	// value, an unknown or repeated query parameter, an unknown field, a
@@ -23,6 +23,11 @@ type Decoded struct {
 	// Unread holds, by issue path, why a value that was sent could not be
 	// read into its field ("must be a string"); that field stays nil.
 	Unread map[string]string
+	// Null holds the paths of nullable fields sent as JSON null. Such a
+	// field stays nil; where null means something else than not given
+	// (clearing a value in a change), the operation reads it here. A
+	// caller that builds the struct in Go says so with SetNull.
+	Null map[string]bool
 }
 
 // Decoding returns the record itself, so a decoder can fill the one a
@@ -36,6 +41,17 @@ func (d *Decoded) Unreadable(path, message string) {
 	}
 	d.Unread[path] = message
 }
+
+// SetNull records that the nullable field at path was given as null.
+func (d *Decoded) SetNull(path string) {
+	if d.Null == nil {
+		d.Null = map[string]bool{}
+	}
+	d.Null[path] = true
+}
+
+// IsNull reports whether the field at path was given as null.
+func (d *Decoded) IsNull(path string) bool { return d.Null[path] }
 
 // InputField describes one field of a request struct, read once per type
 // from its tags:

@@ -304,8 +304,8 @@ type Tx interface {
 	// external_ref taken on the product answers conflict.
 	CreateLicence(ctx context.Context, l *licentia.Licence) error
 	// UpdateLicence writes every changeable field of after (never
-	// live_activations) and moves its counts from the row the stored licence
-	// counted in.
+	// live_activations; limit_kind, limit_count and major included) and
+	// moves its counts from the row the stored licence counted in.
 	UpdateLicence(ctx context.Context, after *licentia.Licence) error
 	// RewriteLicenceAudit replaces the data of a licence's audit entries
 	// with fn(data), for anonymisation.

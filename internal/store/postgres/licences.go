@@ -300,12 +300,13 @@ func (t *tx) UpdateLicence(ctx context.Context, after *licentia.Licence) error {
 	updated, err := scanLicence(t.tx.QueryRow(ctx, `UPDATE licences SET email = $1, email_search = $2, expires_at = $3,
 		status = $4, status_reason = $5, status_changed_at = $6, trial_ends_at = $7, external_ref = $8,
 		provider_order_id = $9, provider_subscription_id = $10, provider_customer_id = $11, provider_checkout_id = $12,
-		subscription_ended_at = $13, anonymised_at = $14, updated_at = $15
-		WHERE org_id = $16 AND id = $17 RETURNING `+licenceColumns,
+		subscription_ended_at = $13, anonymised_at = $14, updated_at = $15, limit_kind = $16, limit_count = $17, major = $18
+		WHERE org_id = $19 AND id = $20 RETURNING `+licenceColumns,
 		after.Email, strings.ToLower(after.Email), msPtr(after.ExpiresAt),
 		string(after.Status), after.StatusReason, msPtr(after.StatusChangedAt), msPtr(after.TrialEndsAt), after.ExternalRef,
 		after.Provider.OrderID, after.Provider.SubscriptionID, after.Provider.CustomerID, after.Provider.CheckoutID,
-		msPtr(after.SubscriptionEndedAt), msPtr(after.AnonymisedAt), ms(after.UpdatedAt), after.OrgID, after.ID))
+		msPtr(after.SubscriptionEndedAt), msPtr(after.AnonymisedAt), ms(after.UpdatedAt),
+		string(after.LimitKind), after.LimitCount, after.Major, after.OrgID, after.ID))
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "The external reference is taken.")
 	}

@@ -232,13 +232,13 @@ func (t *tx) UpdateLicence(ctx context.Context, after *licentia.Licence) error {
 	updated, err := scanLicence(t.tx.QueryRowContext(ctx, `UPDATE licences SET email = ?, email_search = ?, expires_at = ?, status = ?,
 		status_reason = ?, status_changed_at = ?, trial_ends_at = ?, external_ref = ?,
 		provider_order_id = ?, provider_subscription_id = ?, provider_customer_id = ?, provider_checkout_id = ?,
-		subscription_ended_at = ?, anonymised_at = ?, updated_at = ?
+		subscription_ended_at = ?, anonymised_at = ?, updated_at = ?, limit_kind = ?, limit_count = ?, major = ?
 		WHERE org_id = ? AND id = ? RETURNING `+licenceColumns,
 		after.Email, strings.ToLower(after.Email), store.MillisPtr(after.ExpiresAt), after.Status,
 		after.StatusReason, store.MillisPtr(after.StatusChangedAt), store.MillisPtr(after.TrialEndsAt), after.ExternalRef,
 		after.Provider.OrderID, after.Provider.SubscriptionID, after.Provider.CustomerID, after.Provider.CheckoutID,
 		store.MillisPtr(after.SubscriptionEndedAt), store.MillisPtr(after.AnonymisedAt), store.Millis(after.UpdatedAt),
-		after.OrgID, after.ID))
+		after.LimitKind, after.LimitCount, after.Major, after.OrgID, after.ID))
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "The external reference is taken.")
 	}

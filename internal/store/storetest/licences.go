@@ -184,6 +184,7 @@ func testUpdateLicence(t *testing.T, s store.Store) {
 		u.TrialEndsAt, u.ExternalRef = nil, ptr("ref-2")
 		u.Provider = licentia.ProviderRefs{OrderID: ptr("o"), SubscriptionID: ptr("s"), CustomerID: ptr("c"), CheckoutID: ptr("k")}
 		u.SubscriptionEndedAt, u.AnonymisedAt, u.UpdatedAt = &at, &at, at
+		u.LimitKind, u.LimitCount, u.Major = licentia.LimitMachines, licentia.MaxLimitCount, 65535
 	}
 	after := updateLicence(t, s, o.ID, l.ID, set)
 	got := readLicence(t, s, o.ID, l.ID)
