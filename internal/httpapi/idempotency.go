@@ -84,7 +84,7 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, h handlerFun
 		return err
 	}
 	if !claimed {
-		return replay(w, held, want.RequestHash)
+		return replay(r.Context(), w, held, want.RequestHash)
 	}
 
 	// The key is used in the transaction of every change the request makes,
@@ -152,7 +152,7 @@ func (s *Server) settle(r *http.Request, k *store.IdempotencyKey, rec *recorder)
 
 // replay answers a request whose key is held: the first answer when the
 // request is the same, else the refusal.
-func replay(w http.ResponseWriter, held *store.IdempotencyKey, hash []byte) error {
+func replay(ctx context.Context, w http.ResponseWriter, held *store.IdempotencyKey, hash []byte) error {
 	if string(held.RequestHash) != string(hash) {
 		return licentia.Errorf(licentia.CodeIdempotencyKeyReused,
 			"The Idempotency-Key was used with another method, path or body.")
@@ -169,8 +169,20 @@ func replay(w http.ResponseWriter, held *store.IdempotencyKey, hash []byte) erro
 	}
 	w.Header().Set("Idempotent-Replayed", "true")
 	w.WriteHeader(held.Answer.Status)
-	w.Write(held.Answer.Body)
+	w.Write(withRequestID(held.Answer.Body, requestID(ctx)))
 	return nil
+}
+
+// withRequestID returns an error body with its request_id replaced by id,
+// so that a replayed error, like any other, names the request it answers
+// (X-Request-Id); any other body is returned as it is. Request ids hold no
+// character JSON escapes, so the replacement leaves the rest byte for byte.
+func withRequestID(body []byte, id string) []byte {
+	var e errorBody
+	if json.Unmarshal(body, &e) != nil || e.Error.RequestID == "" {
+		return body
+	}
+	return bytes.Replace(body, []byte(`"request_id":"`+e.Error.RequestID+`"`), []byte(`"request_id":"`+id+`"`), 1)
 }
 
 func errKeyInUse() error {
