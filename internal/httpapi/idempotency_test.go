@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -178,7 +180,8 @@ func TestIdempotencyKeyValidation(t *testing.T) {
 	}
 }
 
-// TestIdempotencyKeyPerCaller: one key of two callers is two keys.
+// TestIdempotencyKeyPerCaller: one key of two callers is two keys; an
+// assistant's caller is its member.
 func TestIdempotencyKeyPerCaller(t *testing.T) {
 	e := newLicenceEnv(t)
 	other := e.key(t, e.org.ID, keyScopes()...)
@@ -190,6 +193,18 @@ func TestIdempotencyKeyPerCaller(t *testing.T) {
 	}
 	if n := e.licenceCount(t, e.org.ID); n != 2 {
 		t.Errorf("%d licences, want 2", n)
+	}
+	// An AI assistant's key is its member's: two tokens of one member share
+	// it, and it is not the API keys'.
+	tokA := e.assistantToken(t, e.org.ID, "owner@acme.example")
+	tokB := e.assistantToken(t, e.org.ID, "owner@acme.example")
+	byA := e.send(t, withKey(issueCall(tokA, body), "shared"))
+	if byA.status != http.StatusCreated || byA.header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("the assistant's first = %d (replayed %q), want a new 201", byA.status, byA.header.Get("Idempotent-Replayed"))
+	}
+	wantReplay(t, byA, e.send(t, withKey(issueCall(tokB, body), "shared")))
+	if n := e.licenceCount(t, e.org.ID); n != 3 {
+		t.Errorf("%d licences, want 3", n)
 	}
 }
 
@@ -394,4 +409,42 @@ func TestIdempotencyKeyCrash(t *testing.T) {
 	if n := e.licenceCount(t, e.org.ID); n != 1 {
 		t.Errorf("%d licences, want 1", n)
 	}
+}
+
+// FuzzIdempotencyKeyHeader: any header value is either a key (1 to 255
+// printable ASCII characters: the write runs or is replayed) or refused 400
+// at header.Idempotency-Key; never anything else.
+func FuzzIdempotencyKeyHeader(f *testing.F) {
+	e := newTestEnvWith(f, envOptions{setup: func(s *httpapi.Server) {
+		s.HandleForTest("POST /v1/admin/echo", licentia.ScopeLicencesWrite, func(w http.ResponseWriter, r *http.Request) error {
+			w.WriteHeader(http.StatusCreated)
+			return nil
+		})
+	}})
+	for _, seed := range []string{"", "k", " ", "a\tb", "a\x00b", "clé", "\x7f", strings.Repeat("k", 255), strings.Repeat("k", 256),
+		"order-1", "\xff\xfe"} {
+		f.Add(seed)
+	}
+	var key string
+	var once sync.Once
+	f.Fuzz(func(t *testing.T, v string) {
+		once.Do(func() { key = e.key(t, e.org.ID, licentia.ScopeLicencesWrite) })
+		// A minute between requests keeps the admin rate limit away.
+		e.clock.Advance(time.Minute)
+		req := httptest.NewRequestWithContext(t.Context(), "POST", "/v1/admin/echo", strings.NewReader("{}"))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header["Idempotency-Key"] = []string{v}
+		rec := httptest.NewRecorder()
+		e.api.ServeHTTP(rec, req)
+		valid := len(v) >= 1 && len(v) <= 255
+		for i := range len(v) {
+			valid = valid && v[i] >= 0x20 && v[i] <= 0x7e
+		}
+		switch {
+		case valid && rec.Code == http.StatusCreated:
+		case !valid && rec.Code == http.StatusBadRequest && strings.Contains(rec.Body.String(), `"header.Idempotency-Key"`):
+		default:
+			t.Errorf("key %q = %d %s, want 201 when valid (%v), else 400 at header.Idempotency-Key", v, rec.Code, rec.Body, valid)
+		}
+	})
 }
