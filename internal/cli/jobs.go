@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -51,6 +52,12 @@ func jobs(st store.Store, svc *admin.Service, cat *signing.Catalogue, worker *we
 			_, err := authz.SweepCodes(ctx)
 			return err
 		}},
+		// Expired Idempotency-Keys are taken over when sent again; this
+		// only keeps the table small.
+		{"idempotency key clean-up", time.Hour, func(ctx context.Context) error {
+			_, err := deleteExpiredIdempotencyKeys(ctx, st, clk.Now().UTC())
+			return err
+		}},
 	}
 }
 
@@ -78,4 +85,19 @@ func runJobs(ctx context.Context, log *slog.Logger, js []job) (wait func()) {
 		})
 	}
 	return wg.Wait
+}
+
+// deleteExpiredIdempotencyKeys deletes the Idempotency-Keys expired at now
+// and reports how many.
+func deleteExpiredIdempotencyKeys(ctx context.Context, st store.Store, now time.Time) (int64, error) {
+	var n int64
+	err := st.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		n, err = tx.DeleteExpiredIdempotencyKeys(ctx, now)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete expired idempotency keys: %w", err)
+	}
+	return n, nil
 }

@@ -45,7 +45,7 @@ func TestServeJobs(t *testing.T) {
 	want := map[string]time.Duration{
 		"catalogue": signing.RefreshInterval, "licence sweep": time.Minute,
 		"webhook deliveries": time.Second, "event clean-up": time.Hour, "session clean-up": time.Hour,
-		"authorization code clean-up": time.Hour,
+		"authorization code clean-up": time.Hour, "idempotency key clean-up": time.Hour,
 	}
 	if diff := cmp.Diff(want, app.JobIntervals()); diff != "" {
 		t.Errorf("jobs mismatch (-want +got):\n%s", diff)
@@ -327,5 +327,37 @@ func TestAuthorizationCodeCleanupJob(t *testing.T) {
 	}
 	if _, err := st.AuthorizationCode(t.Context(), []byte("live")); err != nil {
 		t.Errorf("the live code: %v, want it kept", err)
+	}
+}
+
+// TestIdempotencyKeyCleanupJob: the step deletes Idempotency-Keys past
+// their 24 hours, and keeps live ones.
+func TestIdempotencyKeyCleanupJob(t *testing.T) {
+	st := openJobStore(t)
+	clk := clock.NewFake(jobStart)
+	key := func(name string, created time.Time) *store.IdempotencyKey {
+		return &store.IdempotencyKey{Subject: "key:K", Key: name, RequestHash: []byte("h"), Token: name, CreatedAt: created,
+			ExpiresAt: created.Add(24 * time.Hour), LeaseUntil: created.Add(time.Minute)}
+	}
+	err := st.InTx(t.Context(), func(tx store.Tx) error {
+		for _, k := range []*store.IdempotencyKey{key("old", jobStart), key("live", jobStart.Add(time.Hour))} {
+			if _, _, err := tx.ClaimIdempotencyKey(t.Context(), k, k.CreatedAt); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Set(jobStart.Add(24 * time.Hour))
+	if err := cli.JobSteps(st, clk)["idempotency key clean-up"](t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.IdempotencyKey(t.Context(), "key:K", "old"); licentia.ErrorCode(err) != licentia.CodeNotFound {
+		t.Errorf("the expired key: %v, want not_found", err)
+	}
+	if _, err := st.IdempotencyKey(t.Context(), "key:K", "live"); err != nil {
+		t.Errorf("the live key: %v, want it kept", err)
 	}
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/sqlite"
+	"github.com/licentia/licentia/internal/store/storetest"
 	"github.com/licentia/licentia/internal/webhooks"
 )
 
@@ -123,6 +124,9 @@ type envOptions struct {
 	// metrics counts in env.metrics, as serve does with
 	// LICENTIA_METRICS_LISTEN; without it nothing is counted.
 	metrics bool
+	// postgres serves a fresh PostgreSQL schema (LICENTIA_TEST_POSTGRES_URL)
+	// instead of SQLite.
+	postgres bool
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -137,6 +141,8 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 	var clk *clock.Fake
 	if o.shareStore != nil {
 		st, clk = o.shareStore.store, o.shareStore.clock
+	} else if o.postgres {
+		st, clk = storetest.OpenPostgres(t.(*testing.T)), clock.NewFake(start)
 	} else {
 		db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
 		if err != nil {

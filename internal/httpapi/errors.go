@@ -38,6 +38,8 @@ var statuses = map[licentia.Code]int{
 	licentia.CodeProductReserved:           http.StatusConflict,
 	licentia.CodeInvitationNotPending:      http.StatusConflict,
 	licentia.CodeSeatLimitReached:          http.StatusConflict,
+	licentia.CodeIdempotencyKeyInUse:       http.StatusConflict,
+	licentia.CodeIdempotencyKeyReused:      http.StatusUnprocessableEntity,
 	licentia.CodePayloadTooLarge:           http.StatusRequestEntityTooLarge,
 	licentia.CodeLicenceKeyInvalid:         http.StatusUnprocessableEntity,
 	licentia.CodeLicenceWrongProduct:       http.StatusUnprocessableEntity,

@@ -83,6 +83,8 @@ var contractStatuses = map[licentia.Code]int{
 	licentia.CodeProductReserved:           409,
 	licentia.CodeInvitationNotPending:      409,
 	licentia.CodeSeatLimitReached:          409,
+	licentia.CodeIdempotencyKeyInUse:       409, // decisions.md, beyond the contract
+	licentia.CodeIdempotencyKeyReused:      422,
 	licentia.CodePayloadTooLarge:           413,
 	licentia.CodeRequestTimeout:            408,
 	licentia.CodeLicenceKeyInvalid:         422,

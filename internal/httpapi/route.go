@@ -16,8 +16,9 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // handle registers an administration route. The checks run in the contract's
 // order: identify the caller, rate limit (per key, or per client address
-// when the key is missing or refused), 401, 403 scope, 413; the handler
-// then answers 400, 404, 409, 402 and 503 in that order.
+// when the key is missing or refused), 401, 403 scope, 413, then the
+// Idempotency-Key of a write (see idempotent); the handler then answers 400,
+// 404, 409, 402 and 503 in that order.
 func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 	s.scopes[pattern] = scope
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -61,7 +62,7 @@ func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), callerKey, caller))
-		if err := h(w, r); err != nil {
+		if err := s.idempotent(w, r, h); err != nil {
 			s.writeError(w, r, err)
 		}
 	})

@@ -35,6 +35,8 @@ const (
 	CodeProductReserved           Code = "product_reserved"
 	CodeInvitationNotPending      Code = "invitation_not_pending"
 	CodeSeatLimitReached          Code = "seat_limit_reached"
+	CodeIdempotencyKeyInUse       Code = "idempotency_key_in_use"
+	CodeIdempotencyKeyReused      Code = "idempotency_key_reused"
 	CodeLicenceRevoked            Code = "licence_revoked"
 	CodeLicenceExpired            Code = "licence_expired"
 	CodePayloadTooLarge           Code = "payload_too_large"
@@ -62,6 +64,7 @@ var Codes = []Code{
 	CodeMappingNotFound, CodeWebhookEndpointNotFound, CodeWebhookDeliveryNotFound,
 	CodeMemberNotFound, CodeInvitationNotFound, CodePurchaseNotFound, CodeConflict,
 	CodeLicenceAnonymised, CodeProductReserved, CodeInvitationNotPending, CodeSeatLimitReached,
+	CodeIdempotencyKeyInUse, CodeIdempotencyKeyReused,
 	CodeLicenceRevoked, CodeLicenceExpired, CodePayloadTooLarge, CodeRequestTimeout, CodeLicenceKeyInvalid,
 	CodeLicenceWrongProduct, CodeWebhookSignatureInvalid, CodeProviderTokenInvalid, CodeRateLimited, CodeInternal,
 	CodeProviderUnavailable, CodeProductUnavailable, CodeSigningKeysNotConfigured,

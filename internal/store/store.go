@@ -195,6 +195,9 @@ type Reader interface {
 	// Mapping reads one; a missing one, or one of another organization's
 	// integration, answers mapping_not_found.
 	Mapping(ctx context.Context, orgID, integrationID, providerProductID string) (*licentia.Mapping, error)
+	// IdempotencyKey reads a subject's key, expired or not; none answers
+	// not_found.
+	IdempotencyKey(ctx context.Context, subject, key string) (*IdempotencyKey, error)
 }
 
 // Tx is one transaction.
@@ -410,6 +413,23 @@ type Tx interface {
 	// changes it meanwhile. The master-key fingerprint is read so, so that
 	// a key sealed under the old master key cannot slip past a rotation.
 	LockSetting(ctx context.Context, name string, exclusive bool) (string, error)
+	// ClaimIdempotencyKey writes k, or takes over the row of its subject
+	// and key when that expired at now, or when it is a claim neither used
+	// nor answered whose lease passed (its process stopped). It returns k
+	// and true, or the row that stays and false.
+	ClaimIdempotencyKey(ctx context.Context, k *IdempotencyKey, now time.Time) (*IdempotencyKey, bool, error)
+	// UseIdempotencyKey sets used_at, once, on the claim with token and
+	// reports whether the claim is still token's.
+	UseIdempotencyKey(ctx context.Context, subject, key, token string, at time.Time) (bool, error)
+	// AnswerIdempotencyKey stores the answer of the claim with token and
+	// reports whether the claim is still token's.
+	AnswerIdempotencyKey(ctx context.Context, subject, key, token string, a IdempotentAnswer) (bool, error)
+	// ReleaseIdempotencyKey deletes the claim with token unless it is used
+	// or answered, and reports whether it did.
+	ReleaseIdempotencyKey(ctx context.Context, subject, key, token string) (bool, error)
+	// DeleteExpiredIdempotencyKeys deletes the keys that expired at or
+	// before now and reports how many.
+	DeleteExpiredIdempotencyKeys(ctx context.Context, now time.Time) (int64, error)
 }
 
 // AuditDay is the number of an organization's audit entries of one action

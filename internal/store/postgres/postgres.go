@@ -142,6 +142,7 @@ func (db *DB) Ping(ctx context.Context) error { return db.pool.Ping(ctx) }
 // txAttempts times: fn must be safe to run again, setting what it returns
 // afresh on each run.
 func (db *DB) InTx(ctx context.Context, fn func(store.Tx) error) error {
+	fn = store.BeforeCommit(ctx, fn)
 	for attempt := 1; ; attempt++ {
 		err := db.runTx(ctx, fn)
 		code, retry := retryable(err)

@@ -136,7 +136,7 @@ func (db *DB) Ping(ctx context.Context) error {
 // fn's changes are committed all together or not at all, and InTx returns
 // nil only once they are committed.
 func (db *DB) InTx(ctx context.Context, fn func(store.Tx) error) error {
-	return db.writer.inTx(ctx, fn)
+	return db.writer.inTx(ctx, store.BeforeCommit(ctx, fn))
 }
 
 // queryer is what reads need: a pool or a transaction.

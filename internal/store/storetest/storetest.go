@@ -23,6 +23,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		run  func(t *testing.T, s store.Store)
 	}{
 		{"Ping", testPing},
+		{"IdempotencyKeys", testIdempotencyKeys},
+		{"IdempotencyClaimRace", testIdempotencyClaimRace},
+		{"CommitHook", testCommitHook},
 		{"Organizations", testOrganizations},
 		{"OrganizationConflicts", testOrganizationConflicts},
 		{"Members", testMembers},
