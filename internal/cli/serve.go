@@ -107,12 +107,13 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	}
 	purchases := purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys})
 	authn := auth.NewAuthenticator(st, clk)
+	act := activation.New(activation.Options{
+		Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
+	})
 	srv := httpapi.New(httpapi.Options{
-		Store: st,
-		Admin: svc,
-		Activation: activation.New(activation.Options{
-			Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
-		}),
+		Store:           st,
+		Admin:           svc,
+		Activation:      act,
 		Purchases:       purchases,
 		Auth:            authn,
 		Limiter:         limiter,
@@ -154,7 +155,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		closers = append(closers, metricsSrv.close)
 	}
 	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, metrics: metricsSrv, mail: sender,
-		jobs: jobs(st, svc, cat, worker, cons, authz, clk), http: &http.Server{
+		jobs: jobs(st, svc, act, cat, worker, cons, authz, clk), http: &http.Server{
 			Handler:           mount(srv, cons.Handler(), assistants, authz.Handler()),
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       httpapi.ReadTimeout,

@@ -109,6 +109,7 @@ var integerRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 func setBody(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, raw json.RawMessage) {
 	null := string(raw) == "null"
 	if null && f.Nullable {
+		d.SentNull(f.Path)
 		return
 	}
 	if f.Type.Kind() == reflect.Slice {

@@ -23,6 +23,18 @@ type Decoded struct {
 	// Unread holds, by issue path, why a value that was sent could not be
 	// read into its field ("must be a string"); that field stays nil.
 	Unread map[string]string
+	// Null holds the paths of nullable fields sent as JSON null, which
+	// read as not given: a change that clears a setting tells the two
+	// apart.
+	Null map[string]bool
+}
+
+// SentNull records that a nullable field was sent as JSON null.
+func (d *Decoded) SentNull(path string) {
+	if d.Null == nil {
+		d.Null = map[string]bool{}
+	}
+	d.Null[path] = true
 }
 
 // Decoding returns the record itself, so a decoder can fill the one a
