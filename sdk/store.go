@@ -46,6 +46,10 @@ type Record struct {
 	// LastError is the error of the last online attempt, empty when it
 	// succeeded.
 	LastError string `json:"last_error,omitempty"`
+	// HeartbeatInterval is the product's heartbeat interval in seconds, from
+	// the answer that brought Verdict: Check goes online that often. 0 when
+	// the product asks for no heartbeats.
+	HeartbeatInterval int64 `json:"heartbeat_interval_seconds,omitempty"`
 }
 
 // Store keeps a Client's Record between runs. Load returns ErrNoRecord
