@@ -47,6 +47,9 @@ type Config struct {
 	// machine). By default such a verdict is reported (Status.Seated false)
 	// and the application keeps running.
 	RequireSeat bool
+	// After waits for Heartbeats: it answers a channel that receives once
+	// d has passed. nil means time.After; tests inject theirs with Now.
+	After func(d time.Duration) <-chan time.Time
 }
 
 // Machine describes the machine to the activation route. Its id is
@@ -90,6 +93,7 @@ type Client struct {
 	machineID   string
 	store       Store
 	now         func() time.Time
+	after       func(time.Duration) <-chan time.Time
 	maxOffline  time.Duration
 	requireSeat bool
 
@@ -125,11 +129,14 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		base: strings.TrimRight(cfg.BaseURL, "/"), http: cfg.HTTPClient, product: cfg.Product, verifier: v,
-		major: cfg.Major, machineID: cfg.MachineID, store: cfg.Store, now: cfg.Now,
+		major: cfg.Major, machineID: cfg.MachineID, store: cfg.Store, now: cfg.Now, after: cfg.After,
 		maxOffline: cfg.MaxOffline, requireSeat: cfg.RequireSeat,
 	}
 	if c.http == nil {
 		c.http = &http.Client{Timeout: DefaultTimeout}
+	}
+	if c.after == nil {
+		c.after = time.After
 	}
 	if c.now == nil {
 		c.now = time.Now // the system clock, passed as a value: tests inject theirs

@@ -75,6 +75,9 @@ type fakeServer struct {
 	// intercept, when set, may answer a request in place of the server: a
 	// failure, a man in the middle. It reports whether it answered.
 	intercept func(w http.ResponseWriter, r *http.Request) bool
+	// heartbeat, when not zero, is the heartbeat interval the answers
+	// carry beside the verdict, as a product with leases has.
+	heartbeat int64
 }
 
 func newFakeServer(t *testing.T, clock *testClock) *fakeServer {
@@ -263,10 +266,21 @@ func (f *fakeServer) activate(w http.ResponseWriter, b fakeBody, l *fakeLicence)
 	if held {
 		status = 200
 	}
-	return status, map[string]any{
+	ans := map[string]any{
 		"activation": map[string]any{"id": id, "licence_id": fxLicence, "machine_id": b.MachineID, "label": b.Label,
 			"os": b.OS, "app_version": b.AppVersion, "activated_at": now, "last_seen_at": now, "deactivated_at": nil},
 		"verdict": f.verdict(l, b.MachineID, &id),
+	}
+	f.withHeartbeat(ans)
+	return status, ans
+}
+
+// withHeartbeat adds the heartbeat interval to an answer, when set.
+func (f *fakeServer) withHeartbeat(ans map[string]any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.heartbeat != 0 {
+		ans["heartbeat_interval_seconds"] = f.heartbeat
 	}
 }
 
@@ -278,7 +292,9 @@ func (f *fakeServer) status(w http.ResponseWriter, b fakeBody, l *fakeLicence) (
 	if held {
 		activationID = &id
 	}
-	return 200, map[string]string{"verdict": f.verdict(l, b.MachineID, activationID)}
+	ans := map[string]any{"verdict": f.verdict(l, b.MachineID, activationID)}
+	f.withHeartbeat(ans)
+	return 200, ans
 }
 
 func (f *fakeServer) deactivate(w http.ResponseWriter, b fakeBody, l *fakeLicence) (int, any) {

@@ -22,10 +22,12 @@ type keyRequest struct {
 type activateAnswer struct {
 	Activation Activation `json:"activation"`
 	Verdict    string     `json:"verdict"`
+	Heartbeat  int64      `json:"heartbeat_interval_seconds"`
 }
 
 type statusAnswer struct {
-	Verdict string `json:"verdict"`
+	Verdict   string `json:"verdict"`
+	Heartbeat int64  `json:"heartbeat_interval_seconds"`
 }
 
 type deactivateAnswer struct {
@@ -40,7 +42,10 @@ type attempt struct {
 	raw        string
 	verdict    *Verdict
 	activation *Activation
-	err        error
+	// heartbeat is the product's heartbeat interval in seconds, from the
+	// answer that brought the verdict; 0 when off.
+	heartbeat int64
+	err       error
 }
 
 // Activate takes a seat for licenceKey on this machine; call it when the
@@ -203,7 +208,7 @@ func (c *Client) requestActivation(ctx context.Context, key, licenceID string, m
 			return attempt{err: fmt.Errorf("activation answer: %w", err)}
 		}
 		ans.Activation.Created = status == 201
-		return attempt{raw: ans.Verdict, verdict: v, activation: &ans.Activation}
+		return attempt{raw: ans.Verdict, verdict: v, activation: &ans.Activation, heartbeat: ans.Heartbeat}
 	}
 	if !isRevokedOrExpired(err) {
 		return attempt{err: err}
@@ -217,9 +222,9 @@ func (c *Client) requestActivation(ctx context.Context, key, licenceID string, m
 	if !locks(confirm.verdict) {
 		// A signed verdict that says the licence is live is a good answer
 		// to keep; the 403 it contradicts locks nothing.
-		return attempt{raw: confirm.raw, verdict: confirm.verdict, err: fmt.Errorf("%w: %w", ErrUnconfirmed, err)}
+		return attempt{raw: confirm.raw, verdict: confirm.verdict, heartbeat: confirm.heartbeat, err: fmt.Errorf("%w: %w", ErrUnconfirmed, err)}
 	}
-	return attempt{raw: confirm.raw, verdict: confirm.verdict, err: err}
+	return attempt{raw: confirm.raw, verdict: confirm.verdict, heartbeat: confirm.heartbeat, err: err}
 }
 
 func (c *Client) requestStatus(ctx context.Context, key, licenceID string, held *Verdict) attempt {
@@ -231,7 +236,7 @@ func (c *Client) requestStatus(ctx context.Context, key, licenceID string, held 
 	if err != nil {
 		return attempt{err: fmt.Errorf("status answer: %w", err)}
 	}
-	return attempt{raw: ans.Verdict, verdict: v}
+	return attempt{raw: ans.Verdict, verdict: v, heartbeat: ans.Heartbeat}
 }
 
 // isFinal reports whether err is a refusal the client guidance says not to
@@ -254,7 +259,7 @@ func locks(v *Verdict) bool {
 // last result stays and is reported stale. Called with c.mu held.
 func (c *Client) note(now time.Time, a attempt) {
 	if a.verdict != nil {
-		c.rec.Verdict, c.verdict = a.raw, a.verdict
+		c.rec.Verdict, c.verdict, c.rec.HeartbeatInterval = a.raw, a.verdict, max(a.heartbeat, 0)
 		c.rec.CheckedAt, c.rec.Failures, c.rec.NextAttemptAt, c.rec.LastError, c.lastErr = now, 0, time.Time{}, "", nil
 		if !locks(a.verdict) {
 			c.refused = nil // a licence reinstated may be activated again

@@ -139,19 +139,29 @@ func (c *Client) reason(now time.Time) Reason {
 	return ""
 }
 
-// nextCheck is the earliest time Check goes online: a day after the last
+// nextCheck is the earliest time Check goes online: a day, or the
+// product's heartbeat interval when it asks for heartbeats, after the last
 // check that brought a signed verdict (at once when there was none), or
 // after a failure the end of its backoff; never before a 429's wait ends.
 // Called with c.mu held.
 func (c *Client) nextCheck() time.Time {
 	var t time.Time
 	if c.verdict != nil {
-		t = c.rec.CheckedAt.Add(CheckInterval)
+		t = c.rec.CheckedAt.Add(c.checkInterval())
 	}
 	if c.rec.Failures > 0 || c.lastErr != nil {
 		t = c.rec.NextAttemptAt
 	}
 	return later(t, c.rec.RateLimitedUntil)
+}
+
+// checkInterval is how long after a successful check the next is due.
+// Called with c.mu held.
+func (c *Client) checkInterval() time.Duration {
+	if hb := time.Duration(c.rec.HeartbeatInterval) * time.Second; hb > 0 && hb < CheckInterval {
+		return hb
+	}
+	return CheckInterval
 }
 
 func later(a, b time.Time) time.Time {

@@ -49,6 +49,10 @@ type Record struct {
 	// Offline is the offline activation request written and not yet
 	// answered: the key and machine its answer is imported for.
 	Offline *PendingOffline `json:"offline,omitempty"`
+	// HeartbeatInterval is the product's heartbeat interval in seconds, from
+	// the answer that brought Verdict: Check goes online that often. 0 when
+	// the product asks for no heartbeats.
+	HeartbeatInterval int64 `json:"heartbeat_interval_seconds,omitempty"`
 }
 
 // Store keeps a Client's Record between runs. Load returns ErrNoRecord

@@ -179,6 +179,8 @@ type Result struct {
 	Activation *licentia.Activation
 	Created    bool
 	Verdict    string
+	// Heartbeat is the product's heartbeat interval, nil when off.
+	Heartbeat *int64
 }
 
 // subject is a verified key's licence and product, and the product's key
@@ -289,26 +291,28 @@ func (s *Service) Activate(ctx context.Context, in Activate) (*Result, error) {
 	if res.Verdict, err = s.verdict(sub, m.ID, &res.Activation.ID, now, false); err != nil {
 		return nil, err
 	}
+	res.Heartbeat = sub.product.HeartbeatIntervalSeconds
 	return &res, nil
 }
 
 // Status answers a signed verdict for every state of the licence, on this
 // machine. It reads the stored status on every call, so a revocation takes
 // effect at once. A live activation's last_seen_at is refreshed when it is
-// older than RefreshAfter, never more than a minute.
-func (s *Service) Status(ctx context.Context, in Status) (string, error) {
+// older than RefreshAfter, never more than a minute. The answer carries the
+// product's heartbeat interval too, outside the signed verdict.
+func (s *Service) Status(ctx context.Context, in Status) (*StatusResult, error) {
 	if err := in.Validate().Err(); err != nil {
-		return "", err
+		return nil, err
 	}
 	machineID := *in.MachineID
 	p, licenceID, err := s.cat.VerifyLicenceKey(ctx, *in.LicenceKey)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	l, seat, err := s.store.LicenceWithSeat(ctx, licenceID, machineID)
 	sub, err := s.subjectOf(p, l, err, true)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	now := s.now()
 	var activationID *string
@@ -316,11 +320,22 @@ func (s *Service) Status(ctx context.Context, in Status) (string, error) {
 		activationID = &seat.ActivationID
 		if isStale(seat.ActivationID, seat.LastSeenAt, now) {
 			if err := s.touch(ctx, sub.licence, machineID, now); err != nil {
-				return "", fmt.Errorf("status: %w", err)
+				return nil, fmt.Errorf("status: %w", err)
 			}
 		}
 	}
-	return s.verdict(sub, machineID, activationID, now, true)
+	v, err := s.verdict(sub, machineID, activationID, now, true)
+	if err != nil {
+		return nil, err
+	}
+	return &StatusResult{Verdict: v, Heartbeat: p.HeartbeatIntervalSeconds}, nil
+}
+
+// StatusResult is a status check's answer: the verdict, and the product's
+// heartbeat interval, nil when off.
+type StatusResult struct {
+	Verdict   string
+	Heartbeat *int64
 }
 
 // isStale reports whether an activation's stored last_seen_at is due for
@@ -423,7 +438,8 @@ type keptVerdict struct {
 // route) it answers instead the one signed for the same facts less than
 // verdictReuse ago; an activation always signs anew. It is valid for the
 // configured validity; a trial's active verdict never past one day after
-// the trial's end.
+// the trial's end; for a product with heartbeat leases, never past the
+// lease the verdict's check renewed.
 func (s *Service) verdict(sub *subject, machineID string, activationID *string, now time.Time, reuse bool) (string, error) {
 	l := sub.licence
 	state := l.DerivedState(now)
@@ -455,6 +471,9 @@ func (s *Service) verdict(sub *subject, machineID string, activationID *string, 
 		if limit := l.TrialEndsAt.Add(trialGrace); validUntil.After(limit) {
 			validUntil = limit
 		}
+	}
+	if lease := LeaseLength(sub.product); lease > 0 && validUntil.After(now.Add(lease)) {
+		validUntil = now.Add(lease)
 	}
 	v.IssuedAt, v.ValidUntil = licentia.FormatTime(now), licentia.FormatTime(validUntil)
 	signed, err := sdk.SignVerdict(sub.priv, sub.product.VerdictSigningDomain, v)

@@ -333,7 +333,7 @@ func TestVerdictValidity(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Status() error = %v", err)
 			}
-			got := f.verdict(t, raw)
+			got := f.verdict(t, raw.Verdict)
 			if got.ValidUntil != licentia.FormatTime(tt.want) {
 				t.Errorf("valid_until = %s, want %s", got.ValidUntil, licentia.FormatTime(tt.want))
 			}
@@ -348,7 +348,7 @@ func (f *fixture) status(t *testing.T, key, machineID string) string {
 	if err != nil {
 		t.Fatalf("Status() error = %v", err)
 	}
-	return raw
+	return raw.Verdict
 }
 
 // TestStatusReusesOnlyUnchangedVerdicts: the status route may answer the

@@ -59,6 +59,9 @@ type NewProduct struct {
 	MachinesPerSeat      *int64  `json:"machines_per_seat" input:"min=1,max=1000"`
 	LicenceSigningDomain *string `json:"licence_signing_domain"`
 	VerdictSigningDomain *string `json:"verdict_signing_domain"`
+	// HeartbeatIntervalSeconds turns heartbeat leases on; null or absent
+	// leaves them off.
+	HeartbeatIntervalSeconds *int64 `json:"heartbeat_interval_seconds" input:"nullable,min=60,max=2592000"`
 }
 
 // Validate reports every problem of a new product: first each field's own,
@@ -86,10 +89,11 @@ func (s *Service) CreateProduct(ctx context.Context, actor licentia.Actor, orgID
 	prefix, _ := licentia.NormaliseKeyPrefix(*in.KeyPrefix)
 	p := &licentia.Product{
 		ID: *in.ID, OrgID: orgID, Name: *in.Name, KeyPrefix: prefix, CurrentMajor: *in.CurrentMajor,
-		MachinesPerSeat:      deref(in.MachinesPerSeat, licentia.DefaultMachinesPerSeat),
-		LicenceSigningDomain: deref(in.LicenceSigningDomain, ""),
-		VerdictSigningDomain: deref(in.VerdictSigningDomain, ""),
-		CreatedAt:            now, UpdatedAt: now,
+		MachinesPerSeat:          deref(in.MachinesPerSeat, licentia.DefaultMachinesPerSeat),
+		LicenceSigningDomain:     deref(in.LicenceSigningDomain, ""),
+		VerdictSigningDomain:     deref(in.VerdictSigningDomain, ""),
+		HeartbeatIntervalSeconds: in.HeartbeatIntervalSeconds,
+		CreatedAt:                now, UpdatedAt: now,
 	}
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
 		org, err := lockOrganization(ctx, tx, orgID)
@@ -195,15 +199,22 @@ type ProductPatch struct {
 	Name            *string `json:"name"`
 	CurrentMajor    *int64  `json:"current_major" input:"min=1,max=65535"`
 	MachinesPerSeat *int64  `json:"machines_per_seat" input:"min=1,max=1000"`
+	// HeartbeatIntervalSeconds sets the interval; null turns heartbeat
+	// leases off.
+	HeartbeatIntervalSeconds *int64 `json:"heartbeat_interval_seconds" input:"nullable,min=60,max=2592000"`
 }
+
+// heartbeatPath is the interval's path, as Decoded.Null records it.
+const heartbeatPath = "/heartbeat_interval_seconds"
 
 // Validate reports every problem of a patch; at least one field is needed.
 // A field that was sent but could not be read counts as given: it is
 // already an issue of its own.
 func (in *ProductPatch) Validate() licentia.Issues {
 	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
-	if in.Name == nil && in.CurrentMajor == nil && in.MachinesPerSeat == nil && len(in.Unread) == 0 {
-		is.Add("", "give at least one of name, current_major, machines_per_seat")
+	if in.Name == nil && in.CurrentMajor == nil && in.MachinesPerSeat == nil && in.HeartbeatIntervalSeconds == nil &&
+		!in.Null[heartbeatPath] && len(in.Unread) == 0 {
+		is.Add("", "give at least one of name, current_major, machines_per_seat, heartbeat_interval_seconds")
 	}
 	var rules licentia.Issues
 	rules.CheckString("/name", in.Name, licentia.CheckName)
@@ -232,6 +243,12 @@ func (s *Service) UpdateProduct(ctx context.Context, actor licentia.Actor, orgID
 		}
 		if in.MachinesPerSeat != nil && *in.MachinesPerSeat != p.MachinesPerSeat {
 			p.MachinesPerSeat, changes["machines_per_seat"] = *in.MachinesPerSeat, *in.MachinesPerSeat
+		}
+		switch hb := in.HeartbeatIntervalSeconds; {
+		case hb != nil && (p.HeartbeatIntervalSeconds == nil || *hb != *p.HeartbeatIntervalSeconds):
+			p.HeartbeatIntervalSeconds, changes["heartbeat_interval_seconds"] = hb, *hb
+		case hb == nil && in.Null[heartbeatPath] && p.HeartbeatIntervalSeconds != nil:
+			p.HeartbeatIntervalSeconds, changes["heartbeat_interval_seconds"] = nil, nil
 		}
 		if len(changes) == 0 {
 			return nil

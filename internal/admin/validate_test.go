@@ -98,11 +98,15 @@ func TestOperationsValidate(t *testing.T) {
 		{"create product: machines_per_seat range", product(func(in *admin.NewProduct) { in.MachinesPerSeat = new(int64(1001)) }),
 			[]string{"/machines_per_seat must be an integer from 1 to 1000"}},
 		{"create product: id shape", product(func(in *admin.NewProduct) { in.ID = str("Desk") }), []string{"/id " + idRule}},
-		{"update product: at least one field", patch(admin.ProductPatch{}), []string{" give at least one of name, current_major, machines_per_seat"}},
+		{"update product: at least one field", patch(admin.ProductPatch{}), []string{" give at least one of name, current_major, machines_per_seat, heartbeat_interval_seconds"}},
 		{"update product: current_major range", patch(admin.ProductPatch{CurrentMajor: new(int64(65536))}),
 			[]string{"/current_major must be an integer from 1 to 65535"}},
 		{"update product: machines_per_seat range", patch(admin.ProductPatch{MachinesPerSeat: new(int64(0))}),
 			[]string{"/machines_per_seat must be an integer from 1 to 1000"}},
+		{"update product: heartbeat_interval_seconds range", patch(admin.ProductPatch{HeartbeatIntervalSeconds: new(int64(59))}),
+			[]string{"/heartbeat_interval_seconds must be an integer from 60 to 2592000"}},
+		{"create product: heartbeat_interval_seconds range", product(func(in *admin.NewProduct) { in.HeartbeatIntervalSeconds = new(int64(2592001)) }),
+			[]string{"/heartbeat_interval_seconds must be an integer from 60 to 2592000"}},
 		{"retire key: hex", func(ctx context.Context) error {
 			_, err := f.svc.RetirePublicKey(ctx, actor, "org", "desk-app", admin.RetireKey{PublicKey: str("abc")})
 			return err

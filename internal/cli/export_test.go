@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
@@ -49,8 +50,10 @@ func JobSteps(st store.Store, clk clock.Clock) map[string]func(context.Context) 
 		panic(err)
 	}
 	authz := oauth.New(oauth.Options{Store: st, Clock: clk, Logger: log})
+	cat := signing.NewCatalogue(st, clk, log)
+	act := activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: 24 * time.Hour, Logger: log})
 	out := map[string]func(context.Context) error{}
-	for _, j := range jobs(st, svc, signing.NewCatalogue(st, clk, log), worker, cons, authz, clk) {
+	for _, j := range jobs(st, svc, act, cat, worker, cons, authz, clk) {
 		out[j.name] = j.step
 	}
 	return out

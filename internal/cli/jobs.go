@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/console"
@@ -25,12 +26,18 @@ type job struct {
 	step  func(ctx context.Context) error
 }
 
-func jobs(st store.Store, svc *admin.Service, cat *signing.Catalogue, worker *webhooks.Worker, cons *console.Server,
-	authz *oauth.Service, clk clock.Clock) []job {
+func jobs(st store.Store, svc *admin.Service, act *activation.Service, cat *signing.Catalogue, worker *webhooks.Worker,
+	cons *console.Server, authz *oauth.Service, clk clock.Clock) []job {
 	return []job{
 		{"catalogue", signing.RefreshInterval, cat.Refresh},
 		{"licence sweep", time.Minute, func(ctx context.Context) error {
 			_, err := svc.SweepLicences(ctx)
+			return err
+		}},
+		// A lease is at least two minutes: a sweep every 30 seconds frees
+		// a silent machine well within a quarter of it.
+		{"lease sweep", 30 * time.Second, func(ctx context.Context) error {
+			_, err := act.FreeExpiredLeases(ctx)
 			return err
 		}},
 		// Run keeps sending until the context ends; the interval is only

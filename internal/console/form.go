@@ -45,6 +45,11 @@ func decodeForm(vals url.Values, dst decoding) {
 		}
 		v := strings.TrimSpace(vals.Get(f.Name))
 		if v == "" {
+			// A nullable field left empty in a form that has it reads as
+			// JSON null does: an edit form clears the setting with it.
+			if f.Nullable && vals.Has(f.Name) {
+				d.SetNull(f.Path)
+			}
 			continue
 		}
 		p := reflect.New(f.Type.Elem())

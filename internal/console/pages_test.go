@@ -34,6 +34,23 @@ func TestProducts(t *testing.T) {
 	if err != nil || p.Name != "Desk Pro" || p.CurrentMajor != 3 || p.MachinesPerSeat != 2 || p.KeyPrefix != "DESK" {
 		t.Fatalf("product after edit = %+v, %v", p, err)
 	}
+	if p.HeartbeatIntervalSeconds != nil {
+		t.Fatalf("heartbeat interval after an edit without it = %d, want off", *p.HeartbeatIntervalSeconds)
+	}
+	form := url.Values{"name": {"Desk Pro"}, "current_major": {"3"}, "machines_per_seat": {"2"}, "heartbeat_interval_seconds": {"59"}}
+	if a := c.post(t, "/console/products/desk-app", form); a.status != http.StatusBadRequest || !strings.Contains(a.body, "must be an integer from 60 to 2592000") {
+		t.Errorf("edit with a heartbeat interval of 59: %d\n%s", a.status, a.body)
+	}
+	form.Set("heartbeat_interval_seconds", "600")
+	wantSeeOther(t, "edit the heartbeat interval", c.post(t, "/console/products/desk-app", form), "/console/products/desk-app?done=product-updated")
+	if page := c.get(t, "/console/products/desk-app"); !strings.Contains(page.body, "600 seconds") || !strings.Contains(page.body, `value="600"`) {
+		t.Errorf("product page does not show the heartbeat interval:\n%s", page.body)
+	}
+	form.Set("heartbeat_interval_seconds", "")
+	wantSeeOther(t, "turn heartbeats off", c.post(t, "/console/products/desk-app", form), "/console/products/desk-app?done=product-updated")
+	if p, err = e.store.Product(t.Context(), e.org.ID, "desk-app"); err != nil || p.HeartbeatIntervalSeconds != nil {
+		t.Fatalf("product after clearing the heartbeat interval = %+v, %v", p, err)
+	}
 	old := hex.EncodeToString(p.CurrentKey().PublicKey)
 	wantSeeOther(t, "rotate", c.post(t, "/console/products/desk-app/rotate-signing-key", url.Values{"keep_previous": {"true"}}),
 		"/console/products/desk-app?done=rotated")

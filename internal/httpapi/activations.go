@@ -53,6 +53,14 @@ func (s *Server) keyless(pattern string, rule ratelimit.Rule, subject func(*http
 type activatedAnswer struct {
 	Activation events.Activation `json:"activation"`
 	Verdict    string            `json:"verdict"`
+	// Heartbeat is outside the signed verdict: it tells the SDK how often
+	// to call the status route, and vouches for nothing.
+	Heartbeat *int64 `json:"heartbeat_interval_seconds,omitempty"`
+}
+
+type statusAnswer struct {
+	Verdict   string `json:"verdict"`
+	Heartbeat *int64 `json:"heartbeat_interval_seconds,omitempty"`
 }
 
 func (s *Server) activate(w http.ResponseWriter, r *http.Request) error {
@@ -68,7 +76,7 @@ func (s *Server) activate(w http.ResponseWriter, r *http.Request) error {
 	if res.Created {
 		status = http.StatusCreated
 	}
-	writeJSON(w, status, activatedAnswer{Activation: events.ActivationOf(res.Activation), Verdict: res.Verdict})
+	writeJSON(w, status, activatedAnswer{Activation: events.ActivationOf(res.Activation), Verdict: res.Verdict, Heartbeat: res.Heartbeat})
 	return nil
 }
 
@@ -96,11 +104,11 @@ func (s *Server) activationStatus(w http.ResponseWriter, r *http.Request) error 
 	if err := decode(r, nil, &in); err != nil {
 		return err
 	}
-	verdict, err := s.activation.Status(r.Context(), in)
+	res, err := s.activation.Status(r.Context(), in)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"verdict": verdict})
+	writeJSON(w, http.StatusOK, statusAnswer{Verdict: res.Verdict, Heartbeat: res.Heartbeat})
 	return nil
 }
 

@@ -23,6 +23,8 @@ type productJSON struct {
 	KeyHistory           []keyHistoryJSON `json:"key_history"`
 	CreatedAt            string           `json:"created_at"`
 	UpdatedAt            string           `json:"updated_at"`
+	// HeartbeatIntervalSeconds is null when heartbeat leases are off.
+	HeartbeatIntervalSeconds *int64 `json:"heartbeat_interval_seconds"`
 }
 
 type keyHistoryJSON struct {
@@ -39,13 +41,14 @@ func toProductJSON(v *admin.ProductView) productJSON {
 	p := v.Product
 	out := productJSON{
 		ID: p.ID, Name: p.Name, KeyPrefix: p.KeyPrefix, CurrentMajor: p.CurrentMajor, MachinesPerSeat: p.MachinesPerSeat,
-		LicenceSigningDomain: orDefault(p.LicenceSigningDomain, sdk.DefaultLicenceDomain),
-		VerdictSigningDomain: orDefault(p.VerdictSigningDomain, sdk.DefaultVerdictDomain),
-		PreviousPublicKeys:   []string{},
-		SigningKeyStatus:     v.SigningKeyStatus,
-		KeyHistory:           make([]keyHistoryJSON, len(p.Keys)),
-		CreatedAt:            licentia.FormatTime(p.CreatedAt),
-		UpdatedAt:            licentia.FormatTime(p.UpdatedAt),
+		LicenceSigningDomain:     orDefault(p.LicenceSigningDomain, sdk.DefaultLicenceDomain),
+		VerdictSigningDomain:     orDefault(p.VerdictSigningDomain, sdk.DefaultVerdictDomain),
+		PreviousPublicKeys:       []string{},
+		SigningKeyStatus:         v.SigningKeyStatus,
+		KeyHistory:               make([]keyHistoryJSON, len(p.Keys)),
+		CreatedAt:                licentia.FormatTime(p.CreatedAt),
+		UpdatedAt:                licentia.FormatTime(p.UpdatedAt),
+		HeartbeatIntervalSeconds: p.HeartbeatIntervalSeconds,
 	}
 	for i, k := range p.Keys {
 		pub := hex.EncodeToString(k.PublicKey)

@@ -36,6 +36,7 @@ type productView struct {
 	KeyHistory           []keyEntry `json:"key_history"`
 	CreatedAt            string     `json:"created_at"`
 	UpdatedAt            string     `json:"updated_at"`
+	HeartbeatInterval    *int64     `json:"heartbeat_interval_seconds"`
 }
 
 // keyEntry is one entry of a product's key_history.
@@ -251,12 +252,13 @@ func TestCreateProductFields(t *testing.T) {
 	e := newTestEnv(t)
 	key := e.key(t, e.org.ID, licentia.ScopeProductsWrite)
 	const (
-		idRule     = "must be 1 to 63 lowercase letters, digits and hyphens, not starting with a hyphen"
-		nameRule   = "must be 1 to 200 characters"
-		prefixRule = "must be 2 to 8 of A-Z and 2-9, starting with a letter"
-		majorRule  = "must be an integer from 1 to 65535"
-		seatRule   = "must be an integer from 1 to 1000"
-		domainRule = "must be 1 to 200 printable ASCII characters"
+		idRule        = "must be 1 to 63 lowercase letters, digits and hyphens, not starting with a hyphen"
+		nameRule      = "must be 1 to 200 characters"
+		prefixRule    = "must be 2 to 8 of A-Z and 2-9, starting with a letter"
+		majorRule     = "must be an integer from 1 to 65535"
+		seatRule      = "must be an integer from 1 to 1000"
+		heartbeatRule = "must be an integer from 60 to 2592000"
+		domainRule    = "must be 1 to 200 printable ASCII characters"
 	)
 	for i, tt := range []struct {
 		name  string
@@ -324,6 +326,16 @@ func TestCreateProductFields(t *testing.T) {
 		{name: "machines_per_seat 1001", edits: map[string]any{"machines_per_seat": 1001}, issues: []string{"/machines_per_seat", seatRule}},
 		{name: "machines_per_seat 2.5", edits: map[string]any{"machines_per_seat": 2.5}, issues: []string{"/machines_per_seat", "must be an integer"}},
 		{name: "machines_per_seat null", edits: map[string]any{"machines_per_seat": nil}, issues: []string{"/machines_per_seat", "must be an integer"}},
+
+		{name: "heartbeat_interval_seconds defaults to null", want: map[string]any{"heartbeat_interval_seconds": nil}},
+		{name: "heartbeat_interval_seconds null", edits: map[string]any{"heartbeat_interval_seconds": nil}, want: map[string]any{"heartbeat_interval_seconds": nil}},
+		{name: "heartbeat_interval_seconds 60", edits: map[string]any{"heartbeat_interval_seconds": 60}, want: map[string]any{"heartbeat_interval_seconds": 60.0}},
+		{name: "heartbeat_interval_seconds 2592000", edits: map[string]any{"heartbeat_interval_seconds": 2592000}, want: map[string]any{"heartbeat_interval_seconds": 2592000.0}},
+		{name: "heartbeat_interval_seconds 59", edits: map[string]any{"heartbeat_interval_seconds": 59}, issues: []string{"/heartbeat_interval_seconds", heartbeatRule}},
+		{name: "heartbeat_interval_seconds 2592001", edits: map[string]any{"heartbeat_interval_seconds": 2592001}, issues: []string{"/heartbeat_interval_seconds", heartbeatRule}},
+		{name: "heartbeat_interval_seconds past int64", edits: map[string]any{"heartbeat_interval_seconds": json.Number("-99999999999999999999")}, issues: []string{"/heartbeat_interval_seconds", heartbeatRule}},
+		{name: "heartbeat_interval_seconds 60.5", edits: map[string]any{"heartbeat_interval_seconds": 60.5}, issues: []string{"/heartbeat_interval_seconds", "must be an integer"}},
+		{name: "heartbeat_interval_seconds as a string", edits: map[string]any{"heartbeat_interval_seconds": "60"}, issues: []string{"/heartbeat_interval_seconds", "must be an integer"}},
 
 		{name: "signing domains default", want: map[string]any{"licence_signing_domain": "licentia/licence-key/v1", "verdict_signing_domain": "licentia/verdict/v1"}},
 		{

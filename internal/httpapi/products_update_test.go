@@ -213,7 +213,7 @@ func TestUpdateProductBody(t *testing.T) {
 	e := newTestEnv(t)
 	key := e.key(t, e.org.ID, licentia.ScopeProductsRead, licentia.ScopeProductsWrite)
 	before := e.createProduct(t, key, productBody("desk-app", "DESK", nil))
-	const atLeastOne = "give at least one of name, current_major, machines_per_seat"
+	const atLeastOne = "give at least one of name, current_major, machines_per_seat, heartbeat_interval_seconds"
 	for _, tt := range []struct {
 		name   string
 		body   any
@@ -236,6 +236,12 @@ func TestUpdateProductBody(t *testing.T) {
 		{"current_major as a string", map[string]any{"current_major": "2"}, []string{"/current_major", "must be an integer"}},
 		{"machines_per_seat 0", map[string]any{"machines_per_seat": 0}, []string{"/machines_per_seat", "must be an integer from 1 to 1000"}},
 		{"machines_per_seat 1001", map[string]any{"machines_per_seat": 1001}, []string{"/machines_per_seat", "must be an integer from 1 to 1000"}},
+		{"heartbeat_interval_seconds 59", map[string]any{"heartbeat_interval_seconds": 59}, []string{"/heartbeat_interval_seconds", "must be an integer from 60 to 2592000"}},
+		{"heartbeat_interval_seconds 2592001", map[string]any{"heartbeat_interval_seconds": 2592001}, []string{"/heartbeat_interval_seconds", "must be an integer from 60 to 2592000"}},
+		{"heartbeat_interval_seconds 0", map[string]any{"heartbeat_interval_seconds": 0}, []string{"/heartbeat_interval_seconds", "must be an integer from 60 to 2592000"}},
+		{"heartbeat_interval_seconds 90.5", map[string]any{"heartbeat_interval_seconds": 90.5}, []string{"/heartbeat_interval_seconds", "must be an integer"}},
+		{"heartbeat_interval_seconds as a string", map[string]any{"heartbeat_interval_seconds": "90"}, []string{"/heartbeat_interval_seconds", "must be an integer"}},
+		{"heartbeat_interval_seconds as an object", map[string]any{"heartbeat_interval_seconds": map[string]any{"s": 90}}, []string{"/heartbeat_interval_seconds", "must be an integer"}},
 		{
 			"every problem at once",
 			map[string]any{"name": "", "current_major": 0, "machines_per_seat": 1.5, "id": "x"},

@@ -19,8 +19,12 @@ type Product struct {
 	MachinesPerSeat      int64
 	LicenceSigningDomain string
 	VerdictSigningDomain string
-	CreatedAt            time.Time
-	UpdatedAt            time.Time
+	// HeartbeatIntervalSeconds, when set, is how often the product's
+	// applications call the status route; a live activation silent for
+	// twice that is freed, and its verdicts are valid no longer.
+	HeartbeatIntervalSeconds *int64
+	CreatedAt                time.Time
+	UpdatedAt                time.Time
 	// Keys is the key history, oldest first: exactly one current key, then
 	// previous keys still accepted and retired ones.
 	Keys []ProductKey
@@ -80,6 +84,8 @@ func (p *Product) AcceptedKeys() []ProductKey {
 const (
 	MaxMachinesPerSeat     = 1000
 	DefaultMachinesPerSeat = 3
+	MinHeartbeatInterval   = 60
+	MaxHeartbeatInterval   = 2592000
 	MaxMajor               = 65535
 	// DailyProductCap is how many products one organization may create in a
 	// rolling 24 hours, counted from the product rows so it holds across

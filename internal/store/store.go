@@ -142,6 +142,10 @@ type Reader interface {
 	// then id). Anonymised licences are left out: a customer's lookup never
 	// finds them.
 	PurchaseLicences(ctx context.Context, orderID string) ([]licentia.Licence, error)
+	// ExpiredLeases lists, oldest seen first and at most limit, the live
+	// activations of products with heartbeat leases not seen for more than
+	// twice their product's interval at now.
+	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]Lease, error)
 	// LiveActivation finds the live activation of a machine on a licence.
 	LiveActivation(ctx context.Context, orgID, licenceID, machineID string) (*licentia.Activation, error)
 	// Activation reads one activation; another organization's answers
@@ -291,8 +295,8 @@ type Tx interface {
 	// CreateProduct writes a product with its keys and records its id and
 	// prefix as used forever. A taken id or prefix answers conflict.
 	CreateProduct(ctx context.Context, p *licentia.Product) error
-	// UpdateProduct writes name, current_major, machines_per_seat and
-	// updated_at.
+	// UpdateProduct writes name, current_major, machines_per_seat,
+	// heartbeat_interval_seconds and updated_at.
 	UpdateProduct(ctx context.Context, p *licentia.Product) error
 	AddProductKey(ctx context.Context, k *licentia.ProductKey) error
 	// SetProductKeyStatus moves a key to current, previous or retired.

@@ -21,3 +21,6 @@ var SinceSQL = sinceSQL
 
 // PendingDeliveriesSQL is pendingDeliveriesSQL, for the plan tests.
 const PendingDeliveriesSQL = pendingDeliveriesSQL
+
+// LeasesSQL is leasesSQL, for the plan tests.
+const LeasesSQL = leasesSQL

@@ -13,7 +13,7 @@ import (
 )
 
 const productColumns = `id, org_id, name, key_prefix, current_major, machines_per_seat,
-	licence_signing_domain, verdict_signing_domain, created_at, updated_at`
+	licence_signing_domain, verdict_signing_domain, created_at, updated_at, heartbeat_interval_seconds`
 
 const productKeyColumns = `id, product_id, public_key, fingerprint, sealed, master_fingerprint, status, created_at, retired_at`
 
@@ -29,7 +29,7 @@ func isProduct(orgID, id string) bool { return isID(orgID) && isText(id) }
 func scanProduct(row pgx.Row) (*licentia.Product, error) {
 	var p licentia.Product
 	err := row.Scan(&p.ID, &p.OrgID, &p.Name, &p.KeyPrefix, &p.CurrentMajor, &p.MachinesPerSeat,
-		&p.LicenceSigningDomain, &p.VerdictSigningDomain, &p.CreatedAt, &p.UpdatedAt)
+		&p.LicenceSigningDomain, &p.VerdictSigningDomain, &p.CreatedAt, &p.UpdatedAt, &p.HeartbeatIntervalSeconds)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, productNotFound()
 	}
@@ -172,9 +172,9 @@ func (r reader) ProductNameUse(ctx context.Context, field store.ProductField, va
 // waited for, so of two creating the same id exactly one inserts.
 func (t *tx) CreateProduct(ctx context.Context, p *licentia.Product) error {
 	tag, err := t.tx.Exec(ctx, `INSERT INTO products (`+productColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
 		p.ID, p.OrgID, p.Name, p.KeyPrefix, p.CurrentMajor, p.MachinesPerSeat,
-		p.LicenceSigningDomain, p.VerdictSigningDomain, ms(p.CreatedAt), ms(p.UpdatedAt))
+		p.LicenceSigningDomain, p.VerdictSigningDomain, ms(p.CreatedAt), ms(p.UpdatedAt), p.HeartbeatIntervalSeconds)
 	if err != nil {
 		return fmt.Errorf("create product: %w", err)
 	}
@@ -209,9 +209,9 @@ func (t *tx) UpdateProduct(ctx context.Context, p *licentia.Product) error {
 	if !isProduct(p.OrgID, p.ID) {
 		return productNotFound()
 	}
-	tag, err := t.tx.Exec(ctx, `UPDATE products SET name = $1, current_major = $2, machines_per_seat = $3, updated_at = $4
-		WHERE org_id = $5 AND id = $6`,
-		p.Name, p.CurrentMajor, p.MachinesPerSeat, ms(p.UpdatedAt), p.OrgID, p.ID)
+	tag, err := t.tx.Exec(ctx, `UPDATE products SET name = $1, current_major = $2, machines_per_seat = $3, updated_at = $4,
+		heartbeat_interval_seconds = $5 WHERE org_id = $6 AND id = $7`,
+		p.Name, p.CurrentMajor, p.MachinesPerSeat, ms(p.UpdatedAt), p.HeartbeatIntervalSeconds, p.OrgID, p.ID)
 	if err != nil {
 		return fmt.Errorf("update product: %w", err)
 	}

@@ -221,7 +221,8 @@ func testUpdateProduct(t *testing.T, s store.Store) {
 	p := newProduct(o.ID, "app", "APP")
 	createProducts(t, s, p)
 
-	// Only name, current_major, machines_per_seat and updated_at change.
+	// Only name, current_major, machines_per_seat, the heartbeat interval
+	// and updated_at change.
 	changed := *p
 	changed.Name, changed.CurrentMajor, changed.MachinesPerSeat = "Renamed ✓", 3, 7
 	changed.UpdatedAt = base.Add(time.Hour)
@@ -232,6 +233,15 @@ func testUpdateProduct(t *testing.T, s store.Store) {
 
 	if diff := cmp.Diff(&changed, readProduct(t, s, o.ID, p.ID)); diff != "" {
 		t.Errorf("Product() after UpdateProduct() mismatch (-want +got):\n%s", diff)
+	}
+
+	// The heartbeat interval is set, then cleared.
+	for _, interval := range []*int64{new(int64(86400)), nil} {
+		changed.HeartbeatIntervalSeconds = interval
+		inTx(t, s, func(tx store.Tx) error { return tx.UpdateProduct(ctx, &changed) })
+		if diff := cmp.Diff(&changed, readProduct(t, s, o.ID, p.ID)); diff != "" {
+			t.Errorf("Product() after setting the interval to %v mismatch (-want +got):\n%s", interval, diff)
+		}
 	}
 }
 

@@ -1,0 +1,36 @@
+package sqlite
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestExpiredLeasesReadIndexes shows that the lease sweep reaches
+// activations through the products with an interval and their licences,
+// by index, and never reads the activations of other products.
+func TestExpiredLeasesReadIndexes(t *testing.T) {
+	db, _ := openWith(t)
+	rows, err := db.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+leasesQuery, int64(0), 100)
+	if err != nil {
+		t.Fatalf("EXPLAIN QUERY PLAN error = %v", err)
+	}
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(plan, "\n")
+	for _, want := range []string{"SCAN p USING INDEX products_heartbeat", "SEARCH l USING INDEX licences_by_product_issue (org_id=? AND product_id=?)",
+		"SEARCH a USING INDEX activations_live_seen (licence_id=? AND last_seen_at<?)"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("plan %q, want %q", plan, want)
+		}
+	}
+}
