@@ -121,18 +121,7 @@ func (s *Service) exchangeCode(ctx context.Context, c *licentia.OAuthClient, for
 		if refusal != nil || err != nil {
 			return err
 		}
-		used, err := tx.UseAuthorizationCode(ctx, hash, now)
-		if err != nil {
-			return err
-		}
-		if !used {
-			refusal, err = s.reused(ctx, tx, g, reasonCodeReused, now)
-			return err
-		}
-		if refusal, err = s.stillAllowed(ctx, tx, g); refusal != nil || err != nil {
-			return err
-		}
-		out, err = issue(ctx, tx, g, now)
+		out, refusal, err = s.redeem(ctx, tx, g, func() (bool, error) { return tx.UseAuthorizationCode(ctx, hash, now) }, reasonCodeReused, now)
 		return err
 	})
 	return s.tokenOutcome(ctx, out, refusal, err, c.ID)
@@ -176,21 +165,30 @@ func (s *Service) refresh(ctx context.Context, c *licentia.OAuthClient, form url
 		if refusal != nil || err != nil {
 			return err
 		}
-		used, err := tx.UseAssistantToken(ctx, hash, now)
-		if err != nil {
-			return err
-		}
-		if !used {
-			refusal, err = s.reused(ctx, tx, g, reasonRefreshTokenReused, now)
-			return err
-		}
-		if refusal, err = s.stillAllowed(ctx, tx, g); refusal != nil || err != nil {
-			return err
-		}
-		out, err = issue(ctx, tx, g, now)
+		out, refusal, err = s.redeem(ctx, tx, g, func() (bool, error) { return tx.UseAssistantToken(ctx, hash, now) }, reasonRefreshTokenReused, now)
 		return err
 	})
 	return s.tokenOutcome(ctx, out, refusal, err, c.ID)
+}
+
+// redeem uses up a code or refresh token (use reports whether it was still
+// unused) and issues the grant's next tokens. One used already, even by a
+// request racing this one, ends the grant; a grant whose member may no
+// longer use it is refused.
+func (s *Service) redeem(ctx context.Context, tx store.Tx, g *licentia.Grant, use func() (bool, error), reason string, now time.Time) (*TokenResponse, *Error, error) {
+	used, err := use()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !used {
+		refusal, err := s.reused(ctx, tx, g, reason, now)
+		return nil, refusal, err
+	}
+	if refusal, err := s.stillAllowed(ctx, tx, g); refusal != nil || err != nil {
+		return nil, refusal, err
+	}
+	out, err := issue(ctx, tx, g, now)
+	return out, nil, err
 }
 
 // tokenOutcome returns a token exchange's outcome, logging a refusal by
