@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	// The driver registers itself as "sqlite"; the store opens it too.
 	_ "modernc.org/sqlite"
@@ -148,8 +149,9 @@ func contents(ctx context.Context, db *sql.DB, path string) (*Contents, error) {
 	return &c, nil
 }
 
-// HoldsData says whether a database file exists at path with any table in
-// it. An absent or empty file, or one without tables, may be replaced.
+// HoldsData says whether the database file at path holds any row of the
+// service's data. An absent or empty file, or a database that was only
+// migrated (or started once, recording its master key), may be replaced.
 func HoldsData(ctx context.Context, path string) (bool, error) {
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -166,12 +168,32 @@ func HoldsData(ctx context.Context, path string) (bool, error) {
 		return true, err
 	}
 	defer db.Close()
-	var tables int64
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table'`).Scan(&tables); err != nil {
-		// Something is there that is no empty database: keep it.
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_schema
+		WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('goose_db_version', 'settings')`)
+	if err != nil {
+		// Something is there that is no database: keep it.
 		return true, nil
 	}
-	return tables > 0, nil
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return true, err
+		}
+		tables = append(tables, name)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return true, err
+	}
+	for _, name := range tables {
+		var found bool
+		q := `SELECT EXISTS (SELECT 1 FROM "` + strings.ReplaceAll(name, `"`, `""`) + `")`
+		if err := db.QueryRowContext(ctx, q).Scan(&found); err != nil || found {
+			return true, err
+		}
+	}
+	return false, nil
 }
 
 // Install copies the backup file src to dest through a temporary file in
