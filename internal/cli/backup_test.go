@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -198,6 +199,25 @@ func TestBackupWhileServing(t *testing.T) {
 		readHTTP(t, restoredBase, key, l)
 	}
 	fresh.fail(t, licentia.CodeConflict, "restore", "--from", file)
+
+	// A backup whose counters disagree with its licences is restored, and
+	// the check says so.
+	altered := filepath.Join(t.TempDir(), "altered.backup")
+	writeFile(t, altered, raw)
+	db, err := sql.Open("sqlite", altered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE licence_stats SET n = n + 5 WHERE rowid = (SELECT min(rowid) FROM licence_stats)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	third := newHarness(t)
+	third.vars["LICENTIA_MASTER_KEY_FILE"] = keyPath
+	e := third.fail(t, licentia.CodeInternal, "restore", "--from", altered)
+	if msg := e["message"].(string); !strings.Contains(msg, "checks failed") || !strings.Contains(msg, org) {
+		t.Errorf("restore of altered counters: %q, want the failed check on organization %s", msg, org)
+	}
 }
 
 func jsonInt(t *testing.T, v any) int64 {
