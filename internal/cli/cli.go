@@ -38,6 +38,8 @@ commands:
   integration set-webhook-secret --org SLUG --webhook-secret-file F ID
   integration disconnect --org SLUG ID
   masterkey rotate --new-key-file F      re-encrypt every secret under a new master key
+  backup --to FILE                       a consistent copy of the database while serve runs
+  restore --from FILE                    put a backup in place of an empty database, then check it
 
 configuration: LICENTIA_* environment variables (see README.md)
 `
@@ -82,6 +84,10 @@ func run(ctx context.Context, args []string, env Env) error {
 		return integrationCommand(ctx, rest, env)
 	case "masterkey":
 		return masterkeyCommand(ctx, rest, env)
+	case "backup":
+		return backupCommand(ctx, rest, env)
+	case "restore":
+		return restoreCommand(ctx, rest, env)
 	case "help", "-h", "--help":
 		return flag.ErrHelp
 	default:

@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/licentia/licentia/internal/backup"
+	"github.com/licentia/licentia/internal/clock"
+	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/signing"
+	"github.com/licentia/licentia/internal/store"
+)
+
+func restoreCommand(ctx context.Context, args []string, env Env) error {
+	fs := newFlags("restore")
+	from := fs.String("from", "", "backup file to restore")
+	if rest, err := parseFlags(fs, args); err != nil {
+		return err
+	} else if len(rest) > 0 {
+		return usageError("restore: unexpected argument %q", rest[0])
+	} else if *from == "" {
+		return usageError("restore: --from FILE is required")
+	}
+	cfg, err := config.Load(env.Getenv)
+	if err != nil {
+		return err
+	}
+	if path, ok := strings.CutPrefix(cfg.DatabaseURL, "sqlite:"); ok {
+		return restoreSQLite(ctx, cfg, path, *from, env)
+	}
+	return restorePostgres(ctx, cfg.DatabaseURL, *from, env)
+}
+
+// restoreSQLite puts a backup in place of an empty database, and only
+// there: a database holding data is never overwritten, and a backup whose
+// secrets the configured master key cannot open is refused before
+// anything is written.
+func restoreSQLite(ctx context.Context, cfg config.Config, path, from string, env Env) error {
+	clk := clock.System{}
+	start := clk.Now()
+	p := newProgress(env.Stderr)
+	c, err := backup.Inspect(ctx, from)
+	if err != nil {
+		return licentia.Errorf(licentia.CodeValidationFailed, "restore: %s", err)
+	}
+	if full, err := backup.HoldsData(ctx, path); err != nil || full {
+		return licentia.Errorf(licentia.CodeConflict, "restore: the database %s already holds data; restore into an empty data directory", path)
+	}
+	keyPath := masterKeyPath(cfg)
+	master, err := signing.LoadMasterKey(keyPath)
+	if err != nil && c.MasterKeyFingerprint != "" {
+		return fmt.Errorf("restore: the backup was sealed with master key %s, and the key at %s cannot be read: %w",
+			c.MasterKeyFingerprint, keyPath, err)
+	}
+	if master != nil && c.MasterKeyFingerprint != "" && master.Fingerprint() != c.MasterKeyFingerprint {
+		return licentia.Errorf(licentia.CodeConflict, "restore: the backup was sealed with master key %s, but %s has fingerprint %s: configure the key the backup was taken with",
+			c.MasterKeyFingerprint, keyPath, master.Fingerprint())
+	}
+	p.say("restore: copying %s to %s", from, path)
+	if err := backup.Install(from, path); err != nil {
+		return err
+	}
+	st, err := openStore(ctx, cfg, warnLogger(env.Stderr))
+	if err != nil {
+		return fmt.Errorf("restore: %s is in place but does not open: %w", path, err)
+	}
+	defer st.Close()
+	p.say("restore: checking signing keys and licence counts")
+	keys := signing.NewKeyringFile(master, keyPath)
+	checked, err := checkRestored(ctx, st, keys, path, clk.Now())
+	if err != nil {
+		return err
+	}
+	if checked.licences != c.Licences {
+		return fmt.Errorf("restore: the backup holds %d licences, the restored database %d", c.Licences, checked.licences)
+	}
+	fingerprint := c.MasterKeyFingerprint
+	took := clk.Now().Sub(start)
+	p.say("restore: done in %s", took.Round(time.Millisecond))
+	printJSON(env.Stdout, map[string]any{
+		"file": from, "database": path, "master_key_fingerprint": fingerprint,
+		"organizations": checked.organizations, "products": checked.products, "licences": checked.licences,
+		"signing_keys_opened": checked.products, "took_ms": took.Milliseconds(),
+	})
+	return nil
+}
+
+type restored struct{ organizations, products, licences int64 }
+
+// checkRestored opens every product's current signing key under the
+// master key, and compares the licence counters of every organization
+// with a count of its licences one by one. Every problem is listed.
+func checkRestored(ctx context.Context, st store.Store, keys *signing.Keyring, path string, now time.Time) (*restored, error) {
+	var problems []string
+	products, err := st.AllProducts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range products {
+		if _, err := keys.CurrentPrivate(&products[i]); err != nil {
+			problems = append(problems, fmt.Sprintf("product %s: its signing key does not open", products[i].ID))
+		}
+	}
+	tallies, err := backup.Recount(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	res := &restored{organizations: int64(len(tallies)), products: int64(len(products))}
+	for org, t := range tallies {
+		res.licences += t.All
+		got, err := st.CountLicences(ctx, org, nil, now, now)
+		if err != nil {
+			return nil, err
+		}
+		if got.All != t.All || got.Revoked != t.Revoked || got.Provider != t.Provider {
+			problems = append(problems, fmt.Sprintf("organization %s: counters say %d licences (%d revoked, %d from providers), a recount %d (%d, %d)",
+				org, got.All, got.Revoked, got.Provider, t.All, t.Revoked, t.Provider))
+		}
+		for _, id := range t.Drifted {
+			problems = append(problems, fmt.Sprintf("licence %s: its live activation count differs from its activations", id))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &licentia.Error{Code: licentia.CodeInternal, Details: map[string]any{"problems": problems},
+			Message: fmt.Sprintf("restore: %s is in place, but %d checks failed: %s", path, len(problems), strings.Join(problems, "; "))}
+	}
+	return res, nil
+}
+
+// restorePostgres leaves the copy to pg_restore: it prints the command,
+// and runs it when pg_restore is installed and the database holds no
+// tables.
+func restorePostgres(ctx context.Context, rawURL, from string, env Env) error {
+	c, err := newPGCommand(rawURL, "pg_restore", "--exit-on-error", "--no-owner")
+	if err != nil {
+		return err
+	}
+	c.args = append(c.args, from)
+	out := map[string]any{"engine": "postgres", "command": c.String(), "ran": false}
+	if c.passwordNote != "" {
+		out["password"] = c.passwordNote
+	}
+	if _, err := exec.LookPath("pg_restore"); err != nil {
+		out["note"] = "pg_restore is not installed here: run the command into an empty database, then licentia migrate"
+		printJSON(env.Stdout, out)
+		return nil
+	}
+	tables, err := postgresTables(ctx, rawURL)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if tables > 0 {
+		return licentia.Errorf(licentia.CodeConflict, "restore: the database already holds %d tables; restore into an empty database", tables)
+	}
+	clk := clock.System{}
+	start := clk.Now()
+	newProgress(env.Stderr).say("restore: running pg_restore")
+	if err := c.run(ctx, env.Stderr); err != nil {
+		return err
+	}
+	out["ran"], out["file"], out["took_ms"] = true, from, clk.Now().Sub(start).Milliseconds()
+	printJSON(env.Stdout, out)
+	return nil
+}
+
+func postgresTables(ctx context.Context, rawURL string) (int64, error) {
+	conn, err := pgx.Connect(ctx, rawURL)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var n int64
+	err = conn.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables
+		WHERE table_schema = current_schema()`).Scan(&n)
+	return n, err
+}
