@@ -38,6 +38,7 @@ commands:
   integration set-webhook-secret --org SLUG --webhook-secret-file F ID
   integration disconnect --org SLUG ID
   masterkey rotate --new-key-file F      re-encrypt every secret under a new master key
+  verify                                 check the database's integrity with the master key
 
 configuration: LICENTIA_* environment variables (see README.md)
 `
@@ -52,6 +53,9 @@ func RunEnv(ctx context.Context, args []string, env Env) int {
 	err := run(ctx, args, env)
 	if err == nil {
 		return 0
+	}
+	if errors.Is(err, errReported) {
+		return 1
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(env.Stderr, usage)
@@ -82,12 +86,18 @@ func run(ctx context.Context, args []string, env Env) error {
 		return integrationCommand(ctx, rest, env)
 	case "masterkey":
 		return masterkeyCommand(ctx, rest, env)
+	case "verify":
+		return verifyCommand(ctx, rest, env)
 	case "help", "-h", "--help":
 		return flag.ErrHelp
 	default:
 		return usageError("unknown command %q", cmd)
 	}
 }
+
+// errReported ends a command that has printed its outcome and must exit
+// non-zero: RunEnv prints nothing more.
+var errReported = errors.New("failure reported")
 
 // usageError is a command-line mistake, reported as validation_failed.
 func usageError(format string, args ...any) error {
