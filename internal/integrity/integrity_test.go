@@ -218,6 +218,10 @@ func TestCheckFinds(t *testing.T) {
 			})
 			return integrity.CheckMasterKey, "setting", store.SettingMasterKeyFingerprint
 		}},
+		{"no master key recorded", func(t *testing.T, s store.Store, _ *signing.MasterKey, d *seeded) (string, string, string) {
+			storetest.Tamper(t, s, "DELETE FROM settings WHERE name = '"+store.SettingMasterKeyFingerprint+"'")
+			return integrity.CheckMasterKey, "setting", store.SettingMasterKeyFingerprint
+		}},
 		{"licence without its product", func(t *testing.T, s store.Store, _ *signing.MasterKey, d *seeded) (string, string, string) {
 			storetest.Tamper(t, s, "DELETE FROM products WHERE id = '"+d.product.ID+"'")
 			return integrity.CheckLicenceProduct, "licence", d.licences[0].ID

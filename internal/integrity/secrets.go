@@ -23,13 +23,19 @@ func (c *checker) secrets(ctx context.Context) error {
 		c.problem(CheckMasterKey, "setting", store.SettingMasterKeyFingerprint,
 			"the database records master key %s, the key given is %s", recorded, fp)
 	}
-	sealed := int64(0)
-	defer func() {
-		if recorded == "" && sealed > 0 {
-			c.problem(CheckMasterKey, "setting", store.SettingMasterKeyFingerprint,
-				"no master key fingerprint is recorded, yet %d secrets are sealed", sealed)
-		}
-	}()
+	if err := c.openAll(ctx); err != nil {
+		return err
+	}
+	n := c.report.Checked
+	if sealed := n.ProductKeys + n.WebhookSecrets + n.Integrations; recorded == "" && sealed > 0 {
+		c.problem(CheckMasterKey, "setting", store.SettingMasterKeyFingerprint,
+			"no master key fingerprint is recorded, yet %d records hold sealed secrets", sealed)
+	}
+	return nil
+}
+
+// openAll opens every sealed secret under the master key.
+func (c *checker) openAll(ctx context.Context) error {
 	keys := signing.NewKeyring(c.m)
 	products, err := c.r.AllProducts(ctx)
 	if err != nil {
@@ -38,7 +44,6 @@ func (c *checker) secrets(ctx context.Context) error {
 	for _, p := range products {
 		for _, k := range p.Keys {
 			c.report.Checked.ProductKeys++
-			sealed++
 			if c.sealedElsewhere("product_key", k.ID, k.MasterFingerprint) {
 				continue
 			}
@@ -53,7 +58,6 @@ func (c *checker) secrets(ctx context.Context) error {
 	}
 	for _, ws := range secrets {
 		c.report.Checked.WebhookSecrets++
-		sealed++
 		if c.sealedElsewhere("webhook_secret", ws.ID, ws.MasterFingerprint) {
 			continue
 		}
@@ -67,7 +71,6 @@ func (c *checker) secrets(ctx context.Context) error {
 	}
 	for _, i := range integrations {
 		c.report.Checked.Integrations++
-		sealed++
 		if c.sealedElsewhere("integration", i.ID, i.MasterFingerprint) {
 			continue
 		}
