@@ -266,3 +266,43 @@ func blob(t *testing.T, s store.Store, b []byte) string {
 	}
 	return "decode('" + hex.EncodeToString(b) + "', 'hex')"
 }
+
+// TestCheckWhileWriting issues a licence with a live machine after every
+// page the check reads, last page included, so the counters change before
+// the check reads them: the check reads one snapshot, so counters and
+// licences still agree and a healthy live database passes.
+func TestCheckWhileWriting(t *testing.T) {
+	engines(t, func(t *testing.T, open func(t *testing.T) store.Store) {
+		s, m := open(t), masterKey(t)
+		d := seed(t, s, m, 3)
+		issued := 0
+		issue := func(int64) {
+			issued++
+			l := &licentia.Licence{ID: licentia.NewID(), OrgID: d.org.ID, ProductID: d.product.ID, Email: "w@example.com",
+				IssuedAt: now, LimitKind: licentia.LimitMachines, LimitCount: 3, Major: 1, Status: licentia.StatusActive,
+				Source: licentia.SourceAdmin, CreatedAt: now, UpdatedAt: now}
+			a := &licentia.Activation{ID: licentia.NewID(), OrgID: d.org.ID, LicenceID: l.ID, MachineID: "w" + l.ID,
+				Label: "Laptop", OS: "linux", AppVersion: "1.0.0", ActivatedAt: now, LastSeenAt: now}
+			inTx(t, s, func(tx store.Tx) error {
+				if err := tx.CreateLicence(t.Context(), l); err != nil {
+					return err
+				}
+				return tx.CreateActivation(t.Context(), a)
+			})
+		}
+		r, err := integrity.Check(t.Context(), s, m, integrity.Options{PageSize: 2, Progress: issue})
+		if err != nil {
+			t.Fatalf("Check() error = %v", err)
+		}
+		if !r.OK || r.Checked.Licences != 3 {
+			t.Errorf("Check() while issuing = ok %v, %d licences, problems %+v, want ok and the 3 licences of its snapshot",
+				r.OK, r.Checked.Licences, r.Problems)
+		}
+		if issued != 2 {
+			t.Errorf("issued %d licences during the check, want one after each of its 2 pages", issued)
+		}
+		if r := runCheck(t, s, m); !r.OK || r.Checked.Licences != 5 {
+			t.Errorf("Check() after = ok %v, %d licences, problems %+v, want ok and 5", r.OK, r.Checked.Licences, r.Problems)
+		}
+	})
+}
