@@ -44,7 +44,7 @@ func backupCommand(ctx context.Context, args []string, env Env) error {
 func backupSQLite(ctx context.Context, path, to string, env Env) error {
 	clk := clock.System{}
 	start := clk.Now()
-	p := newProgress(env.Stderr)
+	p := newNotes(env.Stderr)
 	p.say("backup: copying %s", path)
 	size, err := backup.Snapshot(ctx, path, to)
 	if err != nil {
@@ -167,7 +167,7 @@ func backupPostgres(ctx context.Context, rawURL, to string, env Env) error {
 	}
 	clk := clock.System{}
 	start := clk.Now()
-	newProgress(env.Stderr).say("backup: running pg_dump")
+	newNotes(env.Stderr).say("backup: running pg_dump")
 	if err := c.run(ctx, env.Stderr); err != nil {
 		return err
 	}
@@ -183,20 +183,18 @@ func backupPostgres(ctx context.Context, rawURL, to string, env Env) error {
 	return nil
 }
 
-// progress reports on stderr only when it is a terminal: in a script or a
-// log the JSON summary line is the whole answer.
-type progress struct{ w io.Writer }
+// notes say on stderr, only when it is a terminal, what a long command is
+// doing: in a script or a log the JSON summary line is the whole answer.
+type notes struct{ w io.Writer }
 
-func newProgress(stderr io.Writer) progress {
-	if f, ok := stderr.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			return progress{w: f}
-		}
+func newNotes(stderr io.Writer) notes {
+	if isTerminal(stderr) {
+		return notes{w: stderr}
 	}
-	return progress{}
+	return notes{}
 }
 
-func (p progress) say(format string, args ...any) {
+func (p notes) say(format string, args ...any) {
 	if p.w != nil {
 		fmt.Fprintf(p.w, format+"\n", args...)
 	}

@@ -40,6 +40,7 @@ commands:
   masterkey rotate --new-key-file F      re-encrypt every secret under a new master key
   backup --to FILE                       a consistent copy of the database while serve runs
   restore --from FILE                    put a backup in place of an empty database, then check it
+  verify                                 check the database's integrity with the master key
 
 configuration: LICENTIA_* environment variables (see README.md)
 `
@@ -54,6 +55,9 @@ func RunEnv(ctx context.Context, args []string, env Env) int {
 	err := run(ctx, args, env)
 	if err == nil {
 		return 0
+	}
+	if errors.Is(err, errReported) {
+		return 1
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(env.Stderr, usage)
@@ -88,12 +92,18 @@ func run(ctx context.Context, args []string, env Env) error {
 		return backupCommand(ctx, rest, env)
 	case "restore":
 		return restoreCommand(ctx, rest, env)
+	case "verify":
+		return verifyCommand(ctx, rest, env)
 	case "help", "-h", "--help":
 		return flag.ErrHelp
 	default:
 		return usageError("unknown command %q", cmd)
 	}
 }
+
+// errReported ends a command that has printed its outcome and must exit
+// non-zero: RunEnv prints nothing more.
+var errReported = errors.New("failure reported")
 
 // usageError is a command-line mistake, reported as validation_failed.
 func usageError(format string, args ...any) error {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/licentia/licentia/internal/backup"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/integrity"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
@@ -44,7 +46,7 @@ func restoreCommand(ctx context.Context, args []string, env Env) error {
 func restoreSQLite(ctx context.Context, cfg config.Config, path, from string, env Env) error {
 	clk := clock.System{}
 	start := clk.Now()
-	p := newProgress(env.Stderr)
+	p := newNotes(env.Stderr)
 	c, err := backup.Inspect(ctx, from)
 	if err != nil {
 		return licentia.Errorf(licentia.CodeValidationFailed, "restore: %s", err)
@@ -71,66 +73,51 @@ func restoreSQLite(ctx context.Context, cfg config.Config, path, from string, en
 		return fmt.Errorf("restore: %s is in place but does not open: %w", path, err)
 	}
 	defer st.Close()
-	p.say("restore: checking signing keys and licence counts")
-	keys := signing.NewKeyringFile(master, keyPath)
-	checked, err := checkRestored(ctx, st, keys, path, clk.Now())
+	p.say("restore: checking the restored database (licentia verify)")
+	checked, err := checkRestored(ctx, st, master, path)
 	if err != nil {
 		return err
 	}
-	if checked.licences != c.Licences {
-		return fmt.Errorf("restore: the backup holds %d licences, the restored database %d", c.Licences, checked.licences)
+	if checked.Licences != c.Licences {
+		return fmt.Errorf("restore: the backup holds %d licences, the restored database %d", c.Licences, checked.Licences)
 	}
-	fingerprint := c.MasterKeyFingerprint
 	took := clk.Now().Sub(start)
 	p.say("restore: done in %s", took.Round(time.Millisecond))
 	printJSON(env.Stdout, map[string]any{
-		"file": from, "database": path, "master_key_fingerprint": fingerprint,
-		"organizations": checked.organizations, "products": checked.products, "licences": checked.licences,
-		"signing_keys_opened": checked.products, "took_ms": took.Milliseconds(),
+		"file": from, "database": path, "master_key_fingerprint": c.MasterKeyFingerprint,
+		"products": c.Products, "licences": checked.Licences, "signing_keys_opened": checked.ProductKeys,
+		"checked": checked, "took_ms": took.Milliseconds(),
 	})
 	return nil
 }
 
-type restored struct{ organizations, products, licences int64 }
-
-// checkRestored opens every product's current signing key under the
-// master key, and compares the licence counters of every organization
-// with a count of its licences one by one. Every problem is listed.
-func checkRestored(ctx context.Context, st store.Store, keys *signing.Keyring, path string, now time.Time) (*restored, error) {
-	var problems []string
-	products, err := st.AllProducts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for i := range products {
-		if _, err := keys.CurrentPrivate(&products[i]); err != nil {
-			problems = append(problems, fmt.Sprintf("product %s: its signing key does not open", products[i].ID))
-		}
-	}
-	tallies, err := backup.Recount(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	res := &restored{organizations: int64(len(tallies)), products: int64(len(products))}
-	for org, t := range tallies {
-		res.licences += t.All
-		got, err := st.CountLicences(ctx, org, nil, now, now)
-		if err != nil {
+// checkRestored runs licentia verify's checks on the restored database:
+// every sealed secret opens under the master key, every record's parent
+// exists, every licence counter equals a recount. Every problem is listed.
+func checkRestored(ctx context.Context, st store.Store, master *signing.MasterKey, path string) (*integrity.Checked, error) {
+	if master == nil {
+		// A backup with no sealed secrets, restored without a master key:
+		// there is nothing to open; the rest is checked with a throwaway key.
+		raw := make([]byte, signing.MasterKeySize)
+		rand.Read(raw)
+		var err error
+		if master, err = signing.NewMasterKey(raw); err != nil {
 			return nil, err
 		}
-		if got.All != t.All || got.Revoked != t.Revoked || got.Provider != t.Provider {
-			problems = append(problems, fmt.Sprintf("organization %s: counters say %d licences (%d revoked, %d from providers), a recount %d (%d, %d)",
-				org, got.All, got.Revoked, got.Provider, t.All, t.Revoked, t.Provider))
-		}
-		for _, id := range t.Drifted {
-			problems = append(problems, fmt.Sprintf("licence %s: its live activation count differs from its activations", id))
-		}
 	}
-	if len(problems) > 0 {
-		return nil, &licentia.Error{Code: licentia.CodeInternal, Details: map[string]any{"problems": problems},
+	report, err := integrity.Check(ctx, st, master, integrity.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if !report.OK {
+		problems := make([]string, len(report.Problems))
+		for i, pr := range report.Problems {
+			problems[i] = fmt.Sprintf("%s %s %s: %s", pr.Check, pr.Kind, pr.ID, pr.Message)
+		}
+		return nil, &licentia.Error{Code: licentia.CodeInternal, Details: map[string]any{"problems": report.Problems},
 			Message: fmt.Sprintf("restore: %s is in place, but %d checks failed: %s", path, len(problems), strings.Join(problems, "; "))}
 	}
-	return res, nil
+	return &report.Checked, nil
 }
 
 // restorePostgres leaves the copy to pg_restore: it prints the command,
@@ -160,7 +147,7 @@ func restorePostgres(ctx context.Context, rawURL, from string, env Env) error {
 	}
 	clk := clock.System{}
 	start := clk.Now()
-	newProgress(env.Stderr).say("restore: running pg_restore")
+	newNotes(env.Stderr).say("restore: running pg_restore")
 	if err := c.run(ctx, env.Stderr); err != nil {
 		return err
 	}

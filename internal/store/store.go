@@ -24,6 +24,10 @@ type Store interface {
 	// Ping reports whether the database answers; on SQLite, whether its
 	// disk has room for writes too.
 	Ping(ctx context.Context) error
+	// Snapshot runs fn with reads that all see the database as of one
+	// instant, without blocking writers, so that a check made of many reads
+	// (a counter and the rows it counts) holds while the service runs.
+	Snapshot(ctx context.Context, fn func(r Reader) error) error
 	Close() error
 }
 
@@ -202,6 +206,16 @@ type Reader interface {
 	// IdempotencyKey reads a subject's key, expired or not; none answers
 	// not_found.
 	IdempotencyKey(ctx context.Context, subject, key string) (*IdempotencyKey, error)
+	// LicencesAfter lists the licences of every organization in id order,
+	// those after the id after ("" from the first), at most limit, each
+	// with its live activation rows counted: a page of a full recount.
+	LicencesAfter(ctx context.Context, after string, limit int) ([]CheckedLicence, error)
+	// LicenceStats lists every licence_stats row whose counts are not both
+	// zero.
+	LicenceStats(ctx context.Context) ([]StatsRow, error)
+	// Orphans lists, for each kind, at most limit rows whose parent row is
+	// missing, by id.
+	Orphans(ctx context.Context, limit int) ([]Orphan, error)
 }
 
 // Tx is one transaction.

@@ -24,11 +24,14 @@ const PostgresURLVar = "LICENTIA_TEST_POSTGRES_URL"
 // because WAL mode needs one, and closes it when the test ends.
 func OpenSQLite(t *testing.T) store.Store {
 	t.Helper()
-	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
+	path := filepath.Join(t.TempDir(), "licentia.db")
+	db, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatalf("sqlite.Open() error = %v", err)
 	}
+	databases.Store(store.Store(db), "sqlite:"+path)
 	t.Cleanup(func() {
+		databases.Delete(store.Store(db))
 		if err := db.Close(); err != nil {
 			t.Errorf("Close() error = %v", err)
 		}
@@ -40,11 +43,14 @@ func OpenSQLite(t *testing.T) store.Store {
 // the test ends, so tests never see each other's rows.
 func OpenPostgres(t *testing.T) store.Store {
 	t.Helper()
-	db, err := postgres.Open(t.Context(), PostgresURL(t))
+	dsn := PostgresURL(t)
+	db, err := postgres.Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatalf("postgres.Open() error = %v", err)
 	}
+	databases.Store(store.Store(db), dsn)
 	t.Cleanup(func() {
+		databases.Delete(store.Store(db))
 		if err := db.Close(); err != nil {
 			t.Errorf("Close() error = %v", err)
 		}

@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PlanSubscriptionGrace", testPlanSubscriptionGrace},
 		{"DerivedStateBoundaries", testDerivedStateBoundaries},
 		{"CountLicences", testCountLicences},
+		{"IntegrityReads", testIntegrityReads},
 		{"SweepSameInstant", testSweepSameInstant},
 		{"CountsAsStored", testCountsAsStored},
 		{"SweepRace", testSweepRace},
