@@ -48,7 +48,10 @@ func healthcheckCommand(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// Straight to the service: a proxy set in the environment is not on
+	// the path a health check asks about.
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	resp, err := client.Do(req)
 	if err != nil {
 		return licentia.Errorf(licentia.CodeServiceUnavailable, "GET %s: %v", url, err)
 	}
