@@ -27,6 +27,8 @@ const usage = `usage: licentia <command> [flags]
 commands:
   serve                                  run the HTTP service
   migrate                                apply database migrations and exit
+  version                                print the build information as JSON
+  healthcheck [--path /readyz|/healthz]  exit 0 when the local service answers 200 (container health checks)
   org create --name N --slug S --plan P --owner-email E
   member login-link --org SLUG --email E   a one-time link that sets a member's console password
   assistant token --org SLUG --email E     an access token for an AI assistant acting as a member
@@ -76,6 +78,10 @@ func run(ctx context.Context, args []string, env Env) error {
 		return serveCommand(ctx, rest, env)
 	case "migrate":
 		return migrateCommand(ctx, rest, env)
+	case "version":
+		return versionCommand(rest, env)
+	case "healthcheck":
+		return healthcheckCommand(ctx, rest, env)
 	case "org":
 		return orgCommand(ctx, rest, env)
 	case "member":

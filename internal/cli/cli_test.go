@@ -547,8 +547,8 @@ func TestServe(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || strings.TrimSpace(string(body)) != `{"status":"ok"}` {
-		t.Errorf("GET /healthz = %d %s, want 200 {\"status\":\"ok\"}", resp.StatusCode, body)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(body), `{"status":"ok",`) {
+		t.Errorf("GET /healthz = %d %s, want 200 {\"status\":\"ok\",...}", resp.StatusCode, body)
 	}
 
 	type answer struct {
@@ -589,8 +589,8 @@ func TestServe(t *testing.T) {
 
 	close(release)
 	a := <-held
-	if a.err != nil || a.status != http.StatusOK || a.body != `{"status":"ok"}` {
-		t.Errorf("request in flight during shutdown = %d %q, %v, want 200 {\"status\":\"ok\"}", a.status, a.body, a.err)
+	if a.err != nil || a.status != http.StatusOK || !strings.HasPrefix(a.body, `{"status":"ok",`) {
+		t.Errorf("request in flight during shutdown = %d %q, %v, want 200 {\"status\":\"ok\",...}", a.status, a.body, a.err)
 	}
 	select {
 	case err := <-done:

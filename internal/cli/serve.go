@@ -15,6 +15,7 @@ import (
 	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/auth"
+	"github.com/licentia/licentia/internal/build"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/console"
@@ -163,7 +164,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 			IdleTimeout:       120 * time.Second,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		}}
-	log.Info("licentia listening", "addr", ln.Addr().String(), "config", cfg.Redacted())
+	log.Info("licentia listening", "addr", ln.Addr().String(), "build", build.Read(), "config", cfg.Redacted())
 	return a, nil
 }
 

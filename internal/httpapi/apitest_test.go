@@ -27,6 +27,7 @@ import (
 	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/auth"
+	"github.com/licentia/licentia/internal/build"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
@@ -127,6 +128,9 @@ type envOptions struct {
 	// postgres serves a fresh PostgreSQL schema (LICENTIA_TEST_POSTGRES_URL)
 	// instead of SQLite.
 	postgres bool
+	// build, when set, is what /healthz says of the binary instead of the
+	// test binary's own.
+	build build.Info
 }
 
 func newTestEnv(t *testing.T) *testEnv {
@@ -204,6 +208,7 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 		Ready:           o.ready,
 		DatabaseTimeout: o.databaseTimeout,
 		Metrics:         m,
+		Build:           o.build,
 	})
 	if o.setup != nil {
 		o.setup(api)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/build"
 	"github.com/licentia/licentia/internal/licentia"
 )
 
@@ -83,7 +84,7 @@ func TestAdminRoutesRefuseRepeatedAuthorization(t *testing.T) {
 	}
 	t.Run("healthz", func(t *testing.T) {
 		c := call{method: "GET", path: "/healthz", more: http.Header{"Authorization": {"Bearer " + good, "Bearer " + other}}, invalid: true}
-		e.run(t, scenario{call: c, wantStatus: http.StatusOK, wantBody: `{"status":"ok"}`})
+		e.run(t, scenario{call: c, wantStatus: http.StatusOK, wantBody: healthBody(t, build.Read())})
 	})
 }
 

@@ -4,11 +4,34 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/licentia/licentia/internal/build"
 	"github.com/licentia/licentia/internal/licentia"
 )
 
+// health is the answer of /healthz.
+type health struct {
+	Status string      `json:"status"`
+	Build  buildAnswer `json:"build"`
+}
+
+// buildAnswer is the build information in an answer: the same fields as
+// `licentia version` prints.
+type buildAnswer struct {
+	Version  string `json:"version"`
+	Commit   string `json:"commit"`
+	Go       string `json:"go"`
+	Built    string `json:"built"`
+	Modified bool   `json:"modified"`
+}
+
+func toBuildAnswer(b build.Info) buildAnswer {
+	return buildAnswer{Version: b.Version, Commit: b.Commit, Go: b.Go, Built: b.Built, Modified: b.Modified}
+}
+
+// healthz answers 200 while the process runs, with the build it runs, so an
+// operator sees which version each process behind a proxy is on.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, health{Status: "ok", Build: toBuildAnswer(s.build)})
 	return nil
 }
 

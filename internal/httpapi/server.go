@@ -13,6 +13,7 @@ import (
 	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/auth"
+	"github.com/licentia/licentia/internal/build"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/metrics"
@@ -51,6 +52,9 @@ type Options struct {
 	// Metrics counts requests, activations and rate-limit refusals; nil
 	// counts nothing.
 	Metrics *metrics.Metrics
+	// Build is what /healthz says of the binary; the zero value means the
+	// running binary's own (build.Read).
+	Build build.Info
 }
 
 // DefaultDatabaseTimeout is the deadline of a request's work when Options
@@ -71,6 +75,7 @@ type Server struct {
 	ready      func() error
 	timeout    time.Duration
 	metrics    *metrics.Metrics
+	build      build.Info
 	mux        *http.ServeMux
 	handler    http.Handler
 	observed   Observed
@@ -83,7 +88,10 @@ func New(o Options) *Server {
 	s := &Server{
 		store: o.Store, admin: o.Admin, activation: o.Activation, purchases: o.Purchases, auth: o.Auth, limiter: o.Limiter, clock: o.Clock,
 		log: o.Logger, proxies: o.TrustedProxies, ready: o.Ready, timeout: o.DatabaseTimeout, metrics: o.Metrics,
-		mux: http.NewServeMux(), scopes: map[string]licentia.Scope{},
+		build: o.Build, mux: http.NewServeMux(), scopes: map[string]licentia.Scope{},
+	}
+	if s.build == (build.Info{}) {
+		s.build = build.Read()
 	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultDatabaseTimeout
