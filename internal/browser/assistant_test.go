@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"golang.org/x/oauth2"
 
+	"github.com/licentia/licentia/internal/servetest"
 	"github.com/licentia/licentia/internal/store/storetest"
 )
 
@@ -24,12 +25,12 @@ import (
 // the AI assistants page.
 func TestConsentInBrowser(t *testing.T) {
 	b := browser(t)
-	t.Run("sqlite", func(t *testing.T) { walkConsent(t, b, startService(t, ""), true) })
-	t.Run("postgres", func(t *testing.T) { walkConsent(t, b, startService(t, storetest.PostgresURL(t)), false) })
+	t.Run("sqlite", func(t *testing.T) { walkConsent(t, b, servetest.Start(t, ""), true) })
+	t.Run("postgres", func(t *testing.T) { walkConsent(t, b, servetest.Start(t, storetest.PostgresURL(t)), false) })
 }
 
-func walkConsent(t *testing.T, b context.Context, s *service, save bool) {
-	org := s.operator(t, "org", "create", "--name", "Acme Software", "--slug", "acme", "--plan", "studio", "--owner-email", "owner@acme.example")
+func walkConsent(t *testing.T, b context.Context, s *servetest.Service, save bool) {
+	org := s.Operator(t, "org", "create", "--name", "Acme Software", "--slug", "acme", "--plan", "studio", "--owner-email", "owner@acme.example")
 	owner := person(t, b)
 	open(t, owner, org["setup_url"].(string))
 	if status := submit(t, owner, "form", map[string]string{"password": "correct horse battery"}); status != http.StatusOK {
@@ -55,17 +56,17 @@ func walkConsent(t *testing.T, b context.Context, s *service, save bool) {
 	}))
 	defer cb.Close()
 	redirect := cb.URL + "/callback"
-	status, reg := s.api(t, "POST", "/oauth/register", "", map[string]any{"client_name": "Claude Desktop", "redirect_uris": []string{redirect}})
+	status, reg := api(t, s, "POST", "/oauth/register", "", map[string]any{"client_name": "Claude Desktop", "redirect_uris": []string{redirect}})
 	if status != http.StatusCreated {
 		t.Fatalf("register: %d %v", status, reg)
 	}
 	conf := &oauth2.Config{ClientID: reg["client_id"].(string), RedirectURL: redirect, Endpoint: oauth2.Endpoint{
-		AuthURL: s.base + "/oauth/authorize", TokenURL: s.base + "/oauth/token", AuthStyle: oauth2.AuthStyleInParams}}
+		AuthURL: s.Base + "/oauth/authorize", TokenURL: s.Base + "/oauth/token", AuthStyle: oauth2.AuthStyleInParams}}
 	verifier := oauth2.GenerateVerifier()
-	authURL := conf.AuthCodeURL("state-42", oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", s.base+"/mcp"))
+	authURL := conf.AuthCodeURL("state-42", oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", s.Base+"/mcp"))
 
 	open(t, owner, authURL)
-	if l := location(t, owner); !strings.HasPrefix(l, s.base+"/console/sign-in?next=") {
+	if l := location(t, owner); !strings.HasPrefix(l, s.Base+"/console/sign-in?next=") {
 		t.Fatalf("the authorization request opened %s, want the sign-in", l)
 	}
 	if status := submit(t, owner, `form[action="/console/sign-in"]`, map[string]string{"email": "owner@acme.example", "password": "correct horse battery"}); status != http.StatusOK {
@@ -87,19 +88,19 @@ func walkConsent(t *testing.T, b context.Context, s *service, save bool) {
 	mu.Lock()
 	q := got
 	mu.Unlock()
-	if q.Get("state") != "state-42" || q.Get("iss") != s.base || q.Get("code") == "" {
+	if q.Get("state") != "state-42" || q.Get("iss") != s.Base || q.Get("code") == "" {
 		t.Fatalf("the assistant got %v, want a code, the state and the issuer", q)
 	}
 	tok, err := conf.Exchange(t.Context(), q.Get("code"), oauth2.VerifierOption(verifier))
 	if err != nil {
 		t.Fatalf("Exchange() error = %v", err)
 	}
-	if status, _ := s.api(t, "GET", "/v1/admin/organization", tok.AccessToken, nil); status != http.StatusOK {
+	if status, _ := api(t, s, "GET", "/v1/admin/organization", tok.AccessToken, nil); status != http.StatusOK {
 		t.Fatalf("the access token on the API: status %d", status)
 	}
 
 	// The member ends the access on the AI assistants page.
-	open(t, owner, s.base+"/console/assistants")
+	open(t, owner, s.Base+"/console/assistants")
 	if !strings.Contains(text(t, owner, "main table"), "Claude Desktop") {
 		t.Fatalf("the AI assistants page does not list the grant")
 	}
@@ -107,7 +108,7 @@ func walkConsent(t *testing.T, b context.Context, s *service, save bool) {
 	if status := step(t, owner, "end access", chromedp.Click(chromedp.CSS(`form[action^="/console/assistants/"] button`))); status != http.StatusOK {
 		t.Fatalf("end access: status %d", status)
 	}
-	if status, _ := s.api(t, "GET", "/v1/admin/organization", tok.AccessToken, nil); status != http.StatusUnauthorized {
+	if status, _ := api(t, s, "GET", "/v1/admin/organization", tok.AccessToken, nil); status != http.StatusUnauthorized {
 		t.Errorf("the access token after its access ended: status %d, want 401", status)
 	}
 
@@ -123,7 +124,7 @@ func walkConsent(t *testing.T, b context.Context, s *service, save bool) {
 		t.Errorf("after deny the assistant got %v, want access_denied", q)
 	}
 	for _, secret := range []string{"correct horse battery", tok.AccessToken, tok.RefreshToken, verifier, "owner@acme.example"} {
-		if strings.Contains(s.logs.String(), secret) {
+		if strings.Contains(s.Logs.String(), secret) {
 			t.Errorf("the serve log holds %q", secret)
 		}
 	}

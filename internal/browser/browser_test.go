@@ -6,24 +6,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/licentia/licentia/internal/cli"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/servetest"
 	"github.com/licentia/licentia/internal/store"
-	"github.com/licentia/licentia/internal/store/postgres"
-	"github.com/licentia/licentia/internal/store/sqlite"
 	"github.com/licentia/licentia/internal/store/storetest"
 )
 
@@ -35,116 +31,15 @@ const chromiumVar = "LICENTIA_TEST_CHROMIUM"
 // at (README: "The console in a browser").
 const screenshots = "screenshots"
 
-// service is one `licentia serve`, in this process, on a fresh database.
-type service struct {
-	base string // http://127.0.0.1:port
-	vars map[string]string
-	dir  string
-	db   string // LICENTIA_DATABASE_URL
-	logs *syncBuffer
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (s *service) env(stdout, stderr io.Writer) cli.Env {
-	return cli.Env{Stdout: stdout, Stderr: stderr, Getenv: func(k string) string { return s.vars[k] }}
-}
-
-// startService runs serve on dbURL ("" for SQLite in the data directory)
-// until the test ends.
-func startService(t *testing.T, dbURL string) *service {
-	t.Helper()
-	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	if dbURL == "" {
-		dbURL = "sqlite:" + filepath.Join(dir, "licentia.db")
-	}
-	s := &service{base: "http://" + addr, dir: dir, db: dbURL, logs: &syncBuffer{}, vars: map[string]string{
-		"LICENTIA_DATA_DIR":     dir,
-		"LICENTIA_DATABASE_URL": dbURL,
-		"LICENTIA_LISTEN":       addr,
-		"LICENTIA_BASE_URL":     "http://" + addr,
-	}}
-	app, err := cli.NewApp(t.Context(), s.env(io.Discard, s.logs))
-	if err != nil {
-		t.Fatalf("NewApp() error = %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("serve log:\n%s", s.logs.String())
-		}
-	})
-	return s
-}
-
-// operator runs an operator command and decodes the JSON object it prints.
-func (s *service) operator(t *testing.T, args ...string) map[string]any {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	if code := cli.RunEnv(t.Context(), args, s.env(&stdout, &stderr)); code != 0 {
-		t.Fatalf("licentia %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
-	}
-	var out map[string]any
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatalf("licentia %s: %q: %v", strings.Join(args, " "), stdout.String(), err)
-	}
-	return out
-}
-
-// openStore opens the service's database beside it, for what a test sets
-// up that no page does (a licence's payment-provider order).
-func (s *service) openStore(t *testing.T) store.Store {
-	t.Helper()
-	var st store.Store
-	var err error
-	if path, ok := strings.CutPrefix(s.db, "sqlite:"); ok {
-		st, err = sqlite.Open(t.Context(), path)
-	} else {
-		st, err = postgres.Open(t.Context(), s.db)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
-
 // api calls the administration or activation API.
-func (s *service) api(t *testing.T, method, path, key string, body any) (int, map[string]any) {
+func api(t *testing.T, s *servetest.Service, method, path, key string, body any) (int, map[string]any) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, _ := http.NewRequestWithContext(t.Context(), method, s.base+path, rd)
+	req, _ := http.NewRequestWithContext(t.Context(), method, s.Base+path, rd)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
@@ -165,9 +60,9 @@ var joinLink = regexp.MustCompile(`http://127\.0\.0\.1:\d+/console/join/[0-9A-Za
 
 // mailedLink reads the invitation link of the one mail in the outbox,
 // as a person would open the .eml file.
-func (s *service) mailedLink(t *testing.T, to string) string {
+func mailedLink(t *testing.T, s *servetest.Service, to string) string {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(s.dir, "outbox", "*.eml"))
+	files, _ := filepath.Glob(filepath.Join(s.Dir, "outbox", "*.eml"))
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -315,15 +210,15 @@ func shot(t *testing.T, ctx context.Context, save bool, name string) {
 // the owner revokes the licence.
 func TestConsoleInBrowser(t *testing.T) {
 	b := browser(t)
-	t.Run("sqlite", func(t *testing.T) { walkConsole(t, b, startService(t, ""), true) })
-	t.Run("postgres", func(t *testing.T) { walkConsole(t, b, startService(t, storetest.PostgresURL(t)), false) })
+	t.Run("sqlite", func(t *testing.T) { walkConsole(t, b, servetest.Start(t, ""), true) })
+	t.Run("postgres", func(t *testing.T) { walkConsole(t, b, servetest.Start(t, storetest.PostgresURL(t)), false) })
 }
 
-func walkConsole(t *testing.T, b context.Context, s *service, save bool) {
-	org := s.operator(t, "org", "create", "--name", "Acme Software", "--slug", "acme", "--plan", "studio", "--owner-email", "owner@acme.example")
+func walkConsole(t *testing.T, b context.Context, s *servetest.Service, save bool) {
+	org := s.Operator(t, "org", "create", "--name", "Acme Software", "--slug", "acme", "--plan", "studio", "--owner-email", "owner@acme.example")
 	setup, _ := org["setup_url"].(string)
-	if !strings.HasPrefix(setup, s.base+"/console/setup/") {
-		t.Fatalf("setup_url = %q, want a link at %s", setup, s.base)
+	if !strings.HasPrefix(setup, s.Base+"/console/setup/") {
+		t.Fatalf("setup_url = %q, want a link at %s", setup, s.Base)
 	}
 	owner := person(t, b)
 
@@ -333,7 +228,7 @@ func walkConsole(t *testing.T, b context.Context, s *service, save bool) {
 	if status := submit(t, owner, "form", map[string]string{"password": "correct horse battery"}); status != http.StatusOK {
 		t.Fatalf("setting the password: status %d", status)
 	}
-	if l := location(t, owner); !strings.HasPrefix(l, s.base+"/console/") {
+	if l := location(t, owner); !strings.HasPrefix(l, s.Base+"/console/") {
 		t.Fatalf("after the setup link: at %s", l)
 	}
 	if status := step(t, owner, "open the used link", chromedp.Navigate(setup)); status != http.StatusNotFound {
@@ -342,16 +237,16 @@ func walkConsole(t *testing.T, b context.Context, s *service, save bool) {
 	shot(t, owner, save, "link-used")
 
 	// A product, then an API key, shown once and used at once.
-	open(t, owner, s.base+"/console/products")
+	open(t, owner, s.Base+"/console/products")
 	if status := submit(t, owner, `form[action="/console/products"]`, map[string]string{
 		"id": "desk-app", "name": "Desk App", "key_prefix": "DESK", "current_major": "2"}); status != http.StatusOK {
 		t.Fatalf("create product: status %d", status)
 	}
 	shot(t, owner, save, "product")
-	open(t, owner, s.base+"/console/products")
+	open(t, owner, s.Base+"/console/products")
 	shot(t, owner, save, "products")
 
-	open(t, owner, s.base+"/console/api-keys")
+	open(t, owner, s.Base+"/console/api-keys")
 	if err := chromedp.Do(owner,
 		chromedp.SetValue(chromedp.CSS(`form[action="/console/api-keys"] [name="name"]`), "backend"),
 		chromedp.Click(chromedp.CSS(`input[name="scopes"][value="licences:read"]`)),
@@ -364,16 +259,16 @@ func walkConsole(t *testing.T, b context.Context, s *service, save bool) {
 	}
 	key := text(t, owner, "#new-key")
 	shot(t, owner, save, "api-keys")
-	if status, _ := s.api(t, "GET", "/v1/admin/licences/counts", key, nil); status != http.StatusOK {
+	if status, _ := api(t, s, "GET", "/v1/admin/licences/counts", key, nil); status != http.StatusOK {
 		t.Fatalf("the new key on the API: status %d", status)
 	}
-	open(t, owner, s.base+"/console/api-keys")
+	open(t, owner, s.Base+"/console/api-keys")
 	if count(t, owner, "#new-key") != 0 || strings.Contains(text(t, owner, "main"), key) {
 		t.Error("the key is shown again")
 	}
 
 	// A licence issued in the console, a machine activated with its key.
-	open(t, owner, s.base+"/console/licences")
+	open(t, owner, s.Base+"/console/licences")
 	if status := submit(t, owner, `form[action="/console/licences"][method="post"]`, map[string]string{
 		"product_id": "desk-app", "email": "buyer@example.com", "limit_count": "2"}); status != http.StatusOK {
 		t.Fatalf("issue: status %d", status)
@@ -381,7 +276,7 @@ func walkConsole(t *testing.T, b context.Context, s *service, save bool) {
 	licenceURL := strings.Split(location(t, owner), "?")[0]
 	licenceID := licenceURL[strings.LastIndex(licenceURL, "/")+1:]
 	licenceKey := text(t, owner, "table.facts code.secret")
-	status, act := s.api(t, "POST", "/v1/activations", "", map[string]any{
+	status, act := api(t, s, "POST", "/v1/activations", "", map[string]any{
 		"licence_key": licenceKey, "machine_id": "machine-0001", "label": "Ada's laptop", "os": "linux", "app_version": "2.0.1"})
 	if status != http.StatusCreated && status != http.StatusOK {
 		t.Fatalf("activate: status %d %v", status, act)
@@ -391,12 +286,12 @@ func walkConsole(t *testing.T, b context.Context, s *service, save bool) {
 		t.Error("the licence page does not show the machine")
 	}
 	shot(t, owner, save, "licence")
-	open(t, owner, s.base+"/console/licences")
+	open(t, owner, s.Base+"/console/licences")
 	shot(t, owner, save, "licences")
 
 	// The customer page: the buyer finds the purchase and frees the
 	// machine, without an account.
-	st := s.openStore(t)
+	st := s.OpenStore(t)
 	o, err := st.OrganizationBySlug(t.Context(), "acme")
 	if err != nil {
 		t.Fatal(err)
@@ -415,7 +310,7 @@ func walkConsole(t *testing.T, b context.Context, s *service, save bool) {
 		t.Fatalf("give the licence an order: %v", err)
 	}
 	customer := person(t, b)
-	open(t, customer, s.base+"/console/purchase")
+	open(t, customer, s.Base+"/console/purchase")
 	shot(t, customer, save, "purchase-form")
 	if status := submit(t, customer, `form[action="/console/purchase"]`, map[string]string{"email": "BUYER@example.com", "order_id": order}); status != http.StatusOK {
 		t.Fatalf("purchase lookup: status %d", status)
@@ -438,13 +333,13 @@ func walkConsole(t *testing.T, b context.Context, s *service, save bool) {
 	}
 
 	// A viewer, invited from the team page, joins from the mailed link.
-	open(t, owner, s.base+"/console/team")
+	open(t, owner, s.Base+"/console/team")
 	if status := submit(t, owner, `form[action="/console/team/invitations"]`, map[string]string{"email": "vera@acme.example", "role": "viewer"}); status != http.StatusOK {
 		t.Fatalf("invite: status %d", status)
 	}
 	shot(t, owner, save, "team")
 	viewer := person(t, b)
-	open(t, viewer, s.mailedLink(t, "vera@acme.example"))
+	open(t, viewer, mailedLink(t, s, "vera@acme.example"))
 	shot(t, viewer, save, "invitation-link")
 	if status := submit(t, viewer, "form", map[string]string{"password": "viewer's own passphrase"}); status != http.StatusOK {
 		t.Fatalf("join: status %d", status)
@@ -477,7 +372,7 @@ func walkConsole(t *testing.T, b context.Context, s *service, save bool) {
 	// the signed-in owner.
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `<!doctype html><form method="post" action="%s/console/licences/%s/revoke"><input name="reason" value="cross-site"><button type="submit">Win a prize</button></form>`,
-			s.base, licenceID)
+			s.Base, licenceID)
 	}))
 	defer evil.Close()
 	open(t, owner, evil.URL)
@@ -494,7 +389,7 @@ func walkConsole(t *testing.T, b context.Context, s *service, save bool) {
 		t.Errorf("state after revoking = %q", got)
 	}
 	shot(t, owner, save, "licence-revoked")
-	if status, l := s.api(t, "GET", "/v1/admin/licences/"+licenceID, key, nil); status != http.StatusOK || l["licence"].(map[string]any)["status"] != "revoked" {
+	if status, l := api(t, s, "GET", "/v1/admin/licences/"+licenceID, key, nil); status != http.StatusOK || l["licence"].(map[string]any)["status"] != "revoked" {
 		t.Errorf("the API after revoking: %d %v", status, l)
 	}
 
@@ -502,10 +397,10 @@ func walkConsole(t *testing.T, b context.Context, s *service, save bool) {
 	for name, path := range map[string]string{
 		"overview": "/console/", "webhooks": "/console/webhooks", "integrations": "/console/integrations", "audit": "/console/audit",
 	} {
-		open(t, owner, s.base+path)
+		open(t, owner, s.Base+path)
 		shot(t, owner, save, name)
 	}
-	open(t, owner, s.base+"/console/")
+	open(t, owner, s.Base+"/console/")
 	if n := count(t, owner, "svg"); n == 0 {
 		t.Error("the overview has no chart")
 	}
@@ -518,12 +413,12 @@ func walkConsole(t *testing.T, b context.Context, s *service, save bool) {
 	if status := submit(t, owner, `form[action="/console/sign-in"]`, map[string]string{"email": "owner@acme.example", "password": "correct horse battery"}); status != http.StatusOK {
 		t.Fatalf("sign in: status %d", status)
 	}
-	if l := location(t, owner); !strings.HasPrefix(l, s.base+"/console/") || strings.Contains(l, "sign-in") {
+	if l := location(t, owner); !strings.HasPrefix(l, s.Base+"/console/") || strings.Contains(l, "sign-in") {
 		t.Errorf("after signing in: at %s", l)
 	}
 
 	for _, secret := range []string{"correct horse battery", "viewer's own passphrase", key, licenceKey, "owner@acme.example", "vera@acme.example", "buyer@example.com"} {
-		if strings.Contains(s.logs.String(), secret) {
+		if strings.Contains(s.Logs.String(), secret) {
 			t.Errorf("the serve log holds %q", secret)
 		}
 	}

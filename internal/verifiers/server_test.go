@@ -2,114 +2,30 @@ package verifiers
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/licentia/licentia/internal/cli"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/servetest"
 	"github.com/licentia/licentia/internal/store/storetest"
 	"github.com/licentia/licentia/sdk"
 )
 
-// service is one `licentia serve`, in this process, on a fresh database.
-type service struct {
-	base string
-	vars map[string]string
-}
-
-func (s *service) env(stdout, stderr io.Writer) cli.Env {
-	return cli.Env{Stdout: stdout, Stderr: stderr, Getenv: func(k string) string { return s.vars[k] }}
-}
-
-// startService runs serve on dbURL ("" for SQLite in a temporary
-// directory) until the test ends.
-func startService(t *testing.T, dbURL string) *service {
-	t.Helper()
-	dir := t.TempDir()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	if dbURL == "" {
-		dbURL = "sqlite:" + filepath.Join(dir, "licentia.db")
-	}
-	s := &service{base: "http://" + addr, vars: map[string]string{
-		"LICENTIA_DATA_DIR":     dir,
-		"LICENTIA_DATABASE_URL": dbURL,
-		"LICENTIA_LISTEN":       addr,
-		"LICENTIA_BASE_URL":     "http://" + addr,
-	}}
-	var logs syncWriter
-	app, err := cli.NewApp(t.Context(), s.env(io.Discard, &logs))
-	if err != nil {
-		t.Fatalf("NewApp() error = %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("serve log:\n%s", logs.String())
-		}
-	})
-	s.waitReady(t)
-	return s
-}
-
-// waitReady polls /readyz until the service answers 200.
-func (s *service) waitReady(t *testing.T) {
-	t.Helper()
-	for range 200 {
-		if res, err := http.Get(s.base + "/readyz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	t.Fatal("the service did not become ready")
-}
-
-// operator runs an operator command and decodes the JSON object it prints.
-func (s *service) operator(t *testing.T, args ...string) map[string]any {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	if code := cli.RunEnv(t.Context(), args, s.env(&stdout, &stderr)); code != 0 {
-		t.Fatalf("licentia %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
-	}
-	var out map[string]any
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatalf("licentia %s: %q: %v", strings.Join(args, " "), stdout.String(), err)
-	}
-	return out
-}
-
 // call sends a request and decodes the answer into out, wanting status.
-func (s *service) call(t *testing.T, want int, method, path, key string, body, out any) {
+func call(t *testing.T, s *servetest.Service, want int, method, path, key string, body, out any) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		rd = bytes.NewReader(b)
 	}
-	req, _ := http.NewRequestWithContext(t.Context(), method, s.base+path, rd)
+	req, _ := http.NewRequestWithContext(t.Context(), method, s.Base+path, rd)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}
@@ -138,8 +54,8 @@ func (s *service) call(t *testing.T, want int, method, path, key string, body, o
 // copies refused, and the verdicts judged as the Go client judges them.
 func TestVerifiersOnServer(t *testing.T) {
 	tls := tools(t)
-	t.Run("sqlite", func(t *testing.T) { verifyIssued(t, tls, startService(t, "")) })
-	t.Run("postgres", func(t *testing.T) { verifyIssued(t, tls, startService(t, storetest.PostgresURL(t))) })
+	t.Run("sqlite", func(t *testing.T) { verifyIssued(t, tls, servetest.Start(t, "")) })
+	t.Run("postgres", func(t *testing.T) { verifyIssued(t, tls, servetest.Start(t, storetest.PostgresURL(t))) })
 }
 
 type productAnswer struct {
@@ -157,43 +73,43 @@ type verdictAnswer struct {
 	Verdict string `json:"verdict"`
 }
 
-func verifyIssued(t *testing.T, tls []tool, s *service) {
-	s.operator(t, "org", "create", "--name", "Acme Software", "--slug", "acme", "--plan", "studio", "--owner-email", "owner@acme.example")
+func verifyIssued(t *testing.T, tls []tool, s *servetest.Service) {
+	s.Operator(t, "org", "create", "--name", "Acme Software", "--slug", "acme", "--plan", "studio", "--owner-email", "owner@acme.example")
 	scopes := strings.Join([]string{string(licentia.ScopeProductsRead), string(licentia.ScopeProductsWrite),
 		string(licentia.ScopeLicencesRead), string(licentia.ScopeLicencesWrite)}, ",")
-	key, _ := s.operator(t, "apikey", "create", "--org", "acme", "--scopes", scopes, "--name", "verifiers")["key"].(string)
+	key, _ := s.Operator(t, "apikey", "create", "--org", "acme", "--scopes", scopes, "--name", "verifiers")["key"].(string)
 
 	// Two products: one on the default signing domains, one on its own.
-	s.call(t, http.StatusCreated, "POST", "/v1/admin/products", key,
+	call(t, s, http.StatusCreated, "POST", "/v1/admin/products", key,
 		map[string]any{"id": "desk-app", "name": "Desk App", "key_prefix": "DESK", "current_major": 2}, nil)
-	s.call(t, http.StatusCreated, "POST", "/v1/admin/products", key,
+	call(t, s, http.StatusCreated, "POST", "/v1/admin/products", key,
 		map[string]any{"id": "notes", "name": "Notes", "key_prefix": "NT2", "current_major": 1,
 			"licence_signing_domain": "example.com/notes/licence", "verdict_signing_domain": "example.com/notes/verdict"}, nil)
 	var desk, notes issuedAnswer
-	s.call(t, http.StatusCreated, "POST", "/v1/admin/licences", key,
+	call(t, s, http.StatusCreated, "POST", "/v1/admin/licences", key,
 		map[string]any{"product_id": "desk-app", "email": "buyer@example.com", "limit_count": 2}, &desk)
-	s.call(t, http.StatusCreated, "POST", "/v1/admin/licences", key,
+	call(t, s, http.StatusCreated, "POST", "/v1/admin/licences", key,
 		map[string]any{"product_id": "notes", "email": "buyer@example.com", "limit_count": 1}, &notes)
 	// After a rotation the licence reads with a new key, and the old one
 	// still verifies under the previous public key.
-	s.call(t, http.StatusOK, "POST", "/v1/admin/products/desk-app/rotate-signing-key", key, map[string]any{}, nil)
+	call(t, s, http.StatusOK, "POST", "/v1/admin/products/desk-app/rotate-signing-key", key, map[string]any{}, nil)
 	var rotated issuedAnswer
-	s.call(t, http.StatusOK, "GET", "/v1/admin/licences/"+desk.Licence.ID, key, nil, &rotated)
+	call(t, s, http.StatusOK, "GET", "/v1/admin/licences/"+desk.Licence.ID, key, nil, &rotated)
 	if rotated.LicenceKey == desk.LicenceKey {
 		t.Fatal("the licence key did not change with the signing key")
 	}
 	var deskProduct, notesProduct productAnswer
-	s.call(t, http.StatusOK, "GET", "/v1/admin/products/desk-app", key, nil, &deskProduct)
-	s.call(t, http.StatusOK, "GET", "/v1/admin/products/notes", key, nil, &notesProduct)
+	call(t, s, http.StatusOK, "GET", "/v1/admin/products/desk-app", key, nil, &deskProduct)
+	call(t, s, http.StatusOK, "GET", "/v1/admin/products/notes", key, nil, &notesProduct)
 	deskFile, notesFile := writeProduct(t, "desk", deskProduct), writeProduct(t, "notes", notesProduct)
 
 	// Verdicts: a machine's seat on each product, then the desk licence revoked.
 	var deskVerdict, notesVerdict, revokedVerdict verdictAnswer
 	machine := map[string]any{"machine_id": "machine-0001", "label": "Ada's laptop", "os": "linux", "app_version": "2.0.1"}
-	s.call(t, http.StatusCreated, "POST", "/v1/activations", "", with(machine, "licence_key", rotated.LicenceKey), &deskVerdict)
-	s.call(t, http.StatusCreated, "POST", "/v1/activations", "", with(machine, "licence_key", notes.LicenceKey), &notesVerdict)
-	s.call(t, http.StatusOK, "POST", "/v1/admin/licences/"+desk.Licence.ID+"/revoke", key, map[string]any{"reason": "refunded"}, nil)
-	s.call(t, http.StatusOK, "POST", "/v1/activations/status", "",
+	call(t, s, http.StatusCreated, "POST", "/v1/activations", "", with(machine, "licence_key", rotated.LicenceKey), &deskVerdict)
+	call(t, s, http.StatusCreated, "POST", "/v1/activations", "", with(machine, "licence_key", notes.LicenceKey), &notesVerdict)
+	call(t, s, http.StatusOK, "POST", "/v1/admin/licences/"+desk.Licence.ID+"/revoke", key, map[string]any{"reason": "refunded"}, nil)
+	call(t, s, http.StatusOK, "POST", "/v1/activations/status", "",
 		map[string]any{"licence_key": rotated.LicenceKey, "machine_id": "machine-0001"}, &revokedVerdict)
 
 	deskSDK, notesSDK := deskProduct.Product.product(t), notesProduct.Product.product(t)
@@ -312,22 +228,4 @@ func equalJSON(a, b map[string]any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
-}
-
-// syncWriter is a buffer serve's logger may write to from its goroutines.
-type syncWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }
