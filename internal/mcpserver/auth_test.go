@@ -49,8 +49,8 @@ func TestUnauthorized(t *testing.T) {
 			{"empty bearer", "Bearer "},
 			{"garbage", "Bearer nonsense"},
 			{"unknown token", "Bearer licentia_oat_" + strings.Repeat("A", 43)},
-			{"a token changed", "Bearer " + tok[:len(tok)-1] + "x"},
-			{"an unknown key", "Bearer " + key[:len(key)-1] + "x"},
+			{"a token changed", "Bearer " + changeLast(tok)},
+			{"an unknown key", "Bearer " + changeLast(key)},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				wantUnauthorized(t, tt.name, e.post(t, tt.authorization, initialize))
@@ -157,4 +157,13 @@ func TestRemovedMemberRefused(t *testing.T) {
 			t.Errorf("a removed member's token on the API: %d", a.status)
 		}
 	})
+}
+
+// changeLast returns s with its last character replaced by another one.
+func changeLast(s string) string {
+	c := byte('x')
+	if s[len(s)-1] == c {
+		c = 'y'
+	}
+	return s[:len(s)-1] + string(c)
 }
