@@ -22,6 +22,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/console"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/logtest"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/providers"
@@ -60,7 +61,7 @@ type env struct {
 	purchases *purchase.Service
 	clock     *clock.Fake
 	limiter   ratelimit.Limiter
-	logs      *logBuffer
+	logs      *logtest.Buffer
 	mail      *linkMail
 	shop      *providertest.Stripe
 	// metrics is what the console counts.
@@ -109,7 +110,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	st := o.open(t)
 	clk := clock.NewFake(start)
-	logs := &logBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	raw := make([]byte, signing.MasterKeySize)
 	rand.Read(raw)
@@ -185,24 +186,6 @@ func (m *linkMail) link(t *testing.T, address string) string {
 		t.Fatalf("no invitation was mailed to %s", address)
 	}
 	return l
-}
-
-// logBuffer collects log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // client is a browser-like client of the console: it keeps cookies and

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/logtest"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/mcpserver"
 	"github.com/licentia/licentia/internal/providers"
@@ -57,7 +57,7 @@ type env struct {
 	admin   *admin.Service
 	clock   *clock.Fake
 	limiter ratelimit.Limiter
-	logs    *logBuffer
+	logs    *logtest.Buffer
 	// org is an organization on the business plan whose owner is
 	// owner@acme.example.
 	org *licentia.Organization
@@ -90,7 +90,7 @@ func newEnv(t *testing.T, open func(t *testing.T) store.Store) *env {
 	}
 	st := open(t)
 	clk := clock.NewFake(start)
-	logs := &logBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	raw := make([]byte, signing.MasterKeySize)
 	rand.Read(raw)
@@ -359,24 +359,6 @@ func (e *env) post(t *testing.T, authorization, body string) apiAnswer {
 
 // initialize is an initialize request of a client.
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
-
-// logBuffer collects log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // withoutRequestID is an error body without its request_id, which differs
 // from answer to answer.

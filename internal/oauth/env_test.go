@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"github.com/licentia/licentia/internal/console"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/logtest"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/oauth"
 	"github.com/licentia/licentia/internal/purchase"
@@ -58,7 +58,7 @@ type env struct {
 	clock *clock.Fake
 	admin *admin.Service
 	oauth *oauth.Service
-	logs  *logBuffer
+	logs  *logtest.Buffer
 	// org is an organization on the business plan whose owner is
 	// owner@acme.example.
 	org *licentia.Organization
@@ -85,7 +85,7 @@ func newEnv(t *testing.T, open func(t *testing.T) store.Store) *env {
 	t.Helper()
 	st := open(t)
 	clk := clock.NewFake(start)
-	logs := &logBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	keys := signing.NewKeyring(nil)
 	cat := signing.NewCatalogue(st, clk, log)
@@ -133,24 +133,6 @@ func newEnv(t *testing.T, open func(t *testing.T) store.Store) *env {
 		t.Fatal(err)
 	}
 	return e
-}
-
-// logBuffer collects log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // browser is a person's browser: it keeps cookies and follows no

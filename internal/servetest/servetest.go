@@ -13,11 +13,11 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/licentia/licentia/internal/cli"
+	"github.com/licentia/licentia/internal/logtest"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/postgres"
 	"github.com/licentia/licentia/internal/store/sqlite"
@@ -31,26 +31,8 @@ type Service struct {
 	Dir string
 	// DB is LICENTIA_DATABASE_URL.
 	DB   string
-	Logs *Log
+	Logs *logtest.Buffer
 	vars map[string]string
-}
-
-// Log is the service's log, written by its goroutines.
-type Log struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *Log) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *Log) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
 
 // Env is the environment the service and its operator commands read.
@@ -73,7 +55,7 @@ func Start(t *testing.T, dbURL string) *Service {
 	if dbURL == "" {
 		dbURL = "sqlite:" + filepath.Join(dir, "licentia.db")
 	}
-	s := &Service{Base: "http://" + addr, Dir: dir, DB: dbURL, Logs: &Log{}, vars: map[string]string{
+	s := &Service{Base: "http://" + addr, Dir: dir, DB: dbURL, Logs: &logtest.Buffer{}, vars: map[string]string{
 		"LICENTIA_DATA_DIR":     dir,
 		"LICENTIA_DATABASE_URL": dbURL,
 		"LICENTIA_LISTEN":       addr,
