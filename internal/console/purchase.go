@@ -54,26 +54,12 @@ func (s *Server) freeMachine(w http.ResponseWriter, r *http.Request) error {
 // named, and shows the purchase.
 func (s *Server) showPurchase(w http.ResponseWriter, r *http.Request, free string) error {
 	ctx := r.Context()
-	email, orderID := r.PostForm.Get("email"), r.PostForm.Get("order_id")
-	page := purchasePage{Email: email, OrderID: orderID}
-	again := func(err error) error {
-		p := refusal("lookup", r, err)
-		if p == nil {
-			return err
-		}
-		return s.render(w, r, p.Status, "purchase", &view{Title: "Your purchase", Data: page, problem: p})
-	}
-	if wait, ok := s.allowLookup(ctx, r); !ok {
-		return s.tooMany(w, r, wait, "/console/purchase")
-	}
-	found, err := s.purchases.Lookup(ctx, purchase.Lookup{Email: &email, OrderID: &orderID})
-	if err != nil {
-		return again(err)
-	}
-	page.Purchase = found
-	if page.Licences, err = s.machines(ctx, found); err != nil {
+	page, done, err := s.provePurchase(w, r)
+	if done {
 		return err
 	}
+	again := func(err error) error { return s.refusePurchase(w, r, "lookup", page, err) }
+	found := page.Purchase
 	notice := ""
 	if free != "" {
 		l, ok := holder(page.Licences, free)
@@ -93,6 +79,35 @@ func (s *Server) showPurchase(w http.ResponseWriter, r *http.Request, free strin
 		}
 	}
 	return s.render(w, r, http.StatusOK, "purchase", &view{Title: "Your purchase", Notice: notice, Data: page})
+}
+
+// provePurchase counts a customer page's post in the lookup limit, finds
+// the purchase its email and order id name, and reads its machines. When
+// the purchase is not proved, the answer is written and done is true.
+func (s *Server) provePurchase(w http.ResponseWriter, r *http.Request) (page purchasePage, done bool, err error) {
+	ctx := r.Context()
+	email, orderID := r.PostForm.Get("email"), r.PostForm.Get("order_id")
+	page = purchasePage{Email: email, OrderID: orderID}
+	if wait, ok := s.allowLookup(ctx, r); !ok {
+		return page, true, s.tooMany(w, r, wait, "/console/purchase")
+	}
+	found, err := s.purchases.Lookup(ctx, purchase.Lookup{Email: &email, OrderID: &orderID})
+	if err != nil {
+		return page, true, s.refusePurchase(w, r, "lookup", page, err)
+	}
+	page.Purchase = found
+	page.Licences, err = s.machines(ctx, found)
+	return page, err != nil, err
+}
+
+// refusePurchase shows the purchase page again with the refusal of one of
+// its forms.
+func (s *Server) refusePurchase(w http.ResponseWriter, r *http.Request, form string, page purchasePage, err error) error {
+	p := refusal(form, r, err)
+	if p == nil {
+		return err
+	}
+	return s.render(w, r, p.Status, "purchase", &view{Title: "Your purchase", Data: page, problem: p})
 }
 
 // allowLookup counts a lookup in the lookup limit, with the subject the

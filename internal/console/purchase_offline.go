@@ -46,30 +46,12 @@ func (s *Server) activateOffline(w http.ResponseWriter, r *http.Request) error {
 	}
 	defer r.MultipartForm.RemoveAll()
 	ctx := r.Context()
-	email, orderID := r.PostForm.Get("email"), r.PostForm.Get("order_id")
-	page := purchasePage{Email: email, OrderID: orderID}
-	again := func(err error) error {
-		p := refusal("offline", r, err)
-		if p == nil {
-			return err
-		}
-		return s.render(w, r, p.Status, "purchase", &view{Title: "Your purchase", Data: page, problem: p})
-	}
-	if wait, ok := s.allowLookup(ctx, r); !ok {
-		return s.tooMany(w, r, wait, "/console/purchase")
-	}
-	found, err := s.purchases.Lookup(ctx, purchase.Lookup{Email: &email, OrderID: &orderID})
-	if err != nil {
-		p := refusal("lookup", r, err)
-		if p == nil {
-			return err
-		}
-		return s.render(w, r, p.Status, "purchase", &view{Title: "Your purchase", Data: page, problem: p})
-	}
-	page.Purchase = found
-	if page.Licences, err = s.machines(ctx, found); err != nil {
+	page, done, err := s.provePurchase(w, r)
+	if done {
 		return err
 	}
+	again := func(err error) error { return s.refusePurchase(w, r, "offline", page, err) }
+	found := page.Purchase
 	raw, err := requestFile(r)
 	if err != nil {
 		return again(err)
