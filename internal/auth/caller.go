@@ -59,7 +59,7 @@ func NewAuthenticator(st store.Reader, clk clock.Clock) *Authenticator {
 	return &Authenticator{store: st, clock: clk}
 }
 
-var errUnauthorized = licentia.Errorf(licentia.CodeUnauthorized, "A valid API key is required.")
+var errUnauthorized = licentia.Errorf(licentia.CodeUnauthorized, "A valid API key or access token is required.")
 
 // Authenticate identifies the caller from an Authorization header value. A
 // missing, malformed, unknown, wrong, revoked or expired key answers 401

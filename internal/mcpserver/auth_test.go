@@ -23,7 +23,7 @@ func wantUnauthorized(t *testing.T, what string, a apiAnswer) {
 	if got := a.header.Values("WWW-Authenticate"); len(got) != 1 || got[0] != metadataChallenge {
 		t.Errorf("%s: WWW-Authenticate %q, want %q", what, got, metadataChallenge)
 	}
-	want := map[string]any{"error": map[string]any{"code": "unauthorized", "message": "A valid API key is required."}}
+	want := map[string]any{"error": map[string]any{"code": "unauthorized", "message": "A valid API key or access token is required."}}
 	if diff := cmp.Diff(want, withoutRequestID(t, a.body)); diff != "" {
 		t.Errorf("%s: body (-want +got):\n%s", what, diff)
 	}
