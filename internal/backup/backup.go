@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	// The driver registers itself as "sqlite"; the store opens it too.
 	_ "modernc.org/sqlite"
@@ -51,7 +52,11 @@ func open(path string, readOnly bool) (*sql.DB, error) {
 // the service goes on writing. The copy is made in a temporary file beside
 // dest, synced, and renamed over dest, so dest is either absent, the
 // previous file, or a whole snapshot. It returns the size of dest.
-func Snapshot(ctx context.Context, src, dest string) (int64, error) {
+//
+// progress, when not nil, is called a few times a second with the bytes
+// written so far and the bytes the database's used pages take, which the
+// copy comes close to.
+func Snapshot(ctx context.Context, src, dest string, progress func(written, total int64)) (int64, error) {
 	if _, err := os.Stat(src); err != nil {
 		return 0, fmt.Errorf("backup: database %s: %w", src, err)
 	}
@@ -72,7 +77,15 @@ func Snapshot(ctx context.Context, src, dest string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("backup: %w", err)
 	}
-	_, err = db.ExecContext(ctx, `VACUUM INTO ?`, tmp)
+	var total int64
+	err = db.QueryRowContext(ctx, `SELECT (page_count - freelist_count) * page_size
+		FROM pragma_page_count(), pragma_freelist_count(), pragma_page_size()`).Scan(&total)
+	if err == nil {
+		err = watchSize(tmp, total, progress, func() error {
+			_, err := db.ExecContext(ctx, `VACUUM INTO ?`, tmp)
+			return err
+		})
+	}
 	if err = errors.Join(err, db.Close()); err != nil {
 		return 0, fmt.Errorf("backup: snapshot of %s: %w", src, err)
 	}
@@ -84,6 +97,28 @@ func Snapshot(ctx context.Context, src, dest string) (int64, error) {
 		return 0, fmt.Errorf("backup: %w", err)
 	}
 	return size, syncDir(dir)
+}
+
+// watchSize runs write, telling progress how large the file at path has
+// grown a few times a second meanwhile.
+func watchSize(path string, total int64, progress func(written, total int64), write func() error) error {
+	if progress == nil {
+		return write()
+	}
+	done := make(chan error, 1)
+	go func() { done <- write() }()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			if st, err := os.Stat(path); err == nil {
+				progress(st.Size(), max(total, st.Size()))
+			}
+		}
+	}
 }
 
 // syncFile narrows the file to its owner and flushes it to the disk.
@@ -199,8 +234,9 @@ func HoldsData(ctx context.Context, path string) (bool, error) {
 // Install copies the backup file src to dest through a temporary file in
 // dest's directory, synced, mode 0600, then renamed into place. Leftover
 // journal files of an earlier empty database at dest are removed first,
-// as SQLite would otherwise apply them to the copy.
-func Install(src, dest string) error {
+// as SQLite would otherwise apply them to the copy. progress, when not
+// nil, is told the bytes copied so far and the backup's size.
+func Install(src, dest string, progress func(copied, total int64)) error {
 	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
 		if err := os.Remove(dest + suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("restore: %w", err)
@@ -221,7 +257,15 @@ func Install(src, dest string) error {
 	}
 	tmp := out.Name()
 	defer os.Remove(tmp)
-	_, err = io.Copy(out, in)
+	var r io.Reader = in
+	if progress != nil {
+		st, err := in.Stat()
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		r = &countingReader{r: in, total: st.Size(), progress: progress}
+	}
+	_, err = io.Copy(out, r)
 	if err == nil {
 		err = out.Chmod(0o600)
 	}
@@ -235,4 +279,17 @@ func Install(src, dest string) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 	return syncDir(dir)
+}
+
+type countingReader struct {
+	r        io.Reader
+	n, total int64
+	progress func(n, total int64)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.progress(c.n, c.total)
+	return n, err
 }

@@ -39,7 +39,7 @@ func TestSnapshotReplaces(t *testing.T) {
 	if err := os.WriteFile(dest, []byte("an older backup"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	size, err := backup.Snapshot(t.Context(), src, dest)
+	size, err := backup.Snapshot(t.Context(), src, dest, nil)
 	if err != nil {
 		t.Fatalf("Snapshot() error = %v", err)
 	}
@@ -55,7 +55,7 @@ func TestSnapshotReplaces(t *testing.T) {
 	if err != nil || c.MasterKeyFingerprint != "fp-one" || c.Licences != 0 {
 		t.Errorf("Inspect() = %+v, %v, want fingerprint fp-one and no licences", c, err)
 	}
-	if _, err := backup.Snapshot(t.Context(), filepath.Join(dir, "absent.db"), filepath.Join(dir, "b2.db")); err == nil {
+	if _, err := backup.Snapshot(t.Context(), filepath.Join(dir, "absent.db"), filepath.Join(dir, "b2.db"), nil); err == nil {
 		t.Error("Snapshot() of a missing database error = nil")
 	}
 }

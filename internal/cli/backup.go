@@ -44,9 +44,14 @@ func backupCommand(ctx context.Context, args []string, env Env) error {
 func backupSQLite(ctx context.Context, path, to string, env Env) error {
 	clk := clock.System{}
 	start := clk.Now()
-	p := newNotes(env.Stderr)
-	p.say("backup: copying %s", path)
-	size, err := backup.Snapshot(ctx, path, to)
+	p := newProgress(env.Stderr, "backup", "bytes")
+	p.say("copying %s", path)
+	p.count("bytes written", 0)
+	size, err := backup.Snapshot(ctx, path, to, func(written, total int64) {
+		p.setTotal(total)
+		p.set(written)
+	})
+	p.finish()
 	if err != nil {
 		return err
 	}
@@ -55,7 +60,7 @@ func backupSQLite(ctx context.Context, path, to string, env Env) error {
 		return err
 	}
 	took := clk.Now().Sub(start)
-	p.say("backup: %d bytes in %s", size, took.Round(time.Millisecond))
+	p.say("%s bytes in %s", thousands(size), took.Round(time.Millisecond))
 	printJSON(env.Stdout, map[string]any{
 		"file": to, "bytes": size, "master_key_fingerprint": c.MasterKeyFingerprint,
 		"licences": c.Licences, "products": c.Products, "took_ms": took.Milliseconds(),
@@ -167,7 +172,7 @@ func backupPostgres(ctx context.Context, rawURL, to string, env Env) error {
 	}
 	clk := clock.System{}
 	start := clk.Now()
-	newNotes(env.Stderr).say("backup: running pg_dump")
+	newProgress(env.Stderr, "backup", "").say("running pg_dump")
 	if err := c.run(ctx, env.Stderr); err != nil {
 		return err
 	}
@@ -181,21 +186,4 @@ func backupPostgres(ctx context.Context, rawURL, to string, env Env) error {
 	out["ran"], out["file"], out["bytes"], out["took_ms"] = true, to, st.Size(), clk.Now().Sub(start).Milliseconds()
 	printJSON(env.Stdout, out)
 	return nil
-}
-
-// notes say on stderr, only when it is a terminal, what a long command is
-// doing: in a script or a log the JSON summary line is the whole answer.
-type notes struct{ w io.Writer }
-
-func newNotes(stderr io.Writer) notes {
-	if isTerminal(stderr) {
-		return notes{w: stderr}
-	}
-	return notes{}
-}
-
-func (p notes) say(format string, args ...any) {
-	if p.w != nil {
-		fmt.Fprintf(p.w, format+"\n", args...)
-	}
 }

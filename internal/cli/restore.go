@@ -46,7 +46,7 @@ func restoreCommand(ctx context.Context, args []string, env Env) error {
 func restoreSQLite(ctx context.Context, cfg config.Config, path, from string, env Env) error {
 	clk := clock.System{}
 	start := clk.Now()
-	p := newNotes(env.Stderr)
+	p := newProgress(env.Stderr, "restore", "bytes")
 	c, err := backup.Inspect(ctx, from)
 	if err != nil {
 		return licentia.Errorf(licentia.CodeValidationFailed, "restore: %s", err)
@@ -64,8 +64,14 @@ func restoreSQLite(ctx context.Context, cfg config.Config, path, from string, en
 		return licentia.Errorf(licentia.CodeConflict, "restore: the backup was sealed with master key %s, but %s has fingerprint %s: configure the key the backup was taken with",
 			c.MasterKeyFingerprint, keyPath, master.Fingerprint())
 	}
-	p.say("restore: copying %s to %s", from, path)
-	if err := backup.Install(from, path); err != nil {
+	p.say("copying %s to %s", from, path)
+	p.count("bytes copied", 0)
+	err = backup.Install(from, path, func(copied, total int64) {
+		p.setTotal(total)
+		p.set(copied)
+	})
+	p.finish()
+	if err != nil {
 		return err
 	}
 	st, err := openStore(ctx, cfg, warnLogger(env.Stderr))
@@ -73,8 +79,8 @@ func restoreSQLite(ctx context.Context, cfg config.Config, path, from string, en
 		return fmt.Errorf("restore: %s is in place but does not open: %w", path, err)
 	}
 	defer st.Close()
-	p.say("restore: checking the restored database (licentia verify)")
-	checked, err := checkRestored(ctx, st, master, path)
+	p.say("checking the restored database (licentia verify)")
+	checked, err := checkRestored(ctx, st, master, path, p)
 	if err != nil {
 		return err
 	}
@@ -82,7 +88,7 @@ func restoreSQLite(ctx context.Context, cfg config.Config, path, from string, en
 		return fmt.Errorf("restore: the backup holds %d licences, the restored database %d", c.Licences, checked.Licences)
 	}
 	took := clk.Now().Sub(start)
-	p.say("restore: done in %s", took.Round(time.Millisecond))
+	p.say("done in %s", took.Round(time.Millisecond))
 	printJSON(env.Stdout, map[string]any{
 		"file": from, "database": path, "master_key_fingerprint": c.MasterKeyFingerprint,
 		"products": c.Products, "licences": checked.Licences, "signing_keys_opened": checked.ProductKeys,
@@ -94,7 +100,7 @@ func restoreSQLite(ctx context.Context, cfg config.Config, path, from string, en
 // checkRestored runs licentia verify's checks on the restored database:
 // every sealed secret opens under the master key, every record's parent
 // exists, every licence counter equals a recount. Every problem is listed.
-func checkRestored(ctx context.Context, st store.Store, master *signing.MasterKey, path string) (*integrity.Checked, error) {
+func checkRestored(ctx context.Context, st store.Store, master *signing.MasterKey, path string, p *progress) (*integrity.Checked, error) {
 	if master == nil {
 		// A backup with no sealed secrets, restored without a master key:
 		// there is nothing to open; the rest is checked with a throwaway key.
@@ -105,7 +111,8 @@ func checkRestored(ctx context.Context, st store.Store, master *signing.MasterKe
 			return nil, err
 		}
 	}
-	report, err := integrity.Check(ctx, st, master, integrity.Options{})
+	report, err := integrity.Check(ctx, st, master, checkOptions(p))
+	p.finish()
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +154,7 @@ func restorePostgres(ctx context.Context, rawURL, from string, env Env) error {
 	}
 	clk := clock.System{}
 	start := clk.Now()
-	newNotes(env.Stderr).say("restore: running pg_restore")
+	newProgress(env.Stderr, "restore", "").say("running pg_restore")
 	if err := c.run(ctx, env.Stderr); err != nil {
 		return err
 	}

@@ -3,9 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"time"
 
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/integrity"
@@ -37,13 +34,9 @@ func verifyCommand(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	defer st.Close()
-	opts := integrity.Options{}
-	if isTerminal(env.Stderr) {
-		p := &progress{w: env.Stderr, start: time.Now()}
-		opts.Progress = p.licences
-		defer p.done()
-	}
-	report, err := integrity.Check(ctx, st, m, opts)
+	p := newProgress(env.Stderr, "verify", "licences")
+	report, err := integrity.Check(ctx, st, m, checkOptions(p))
+	p.finish()
 	if err != nil {
 		return err
 	}
@@ -54,44 +47,12 @@ func verifyCommand(ctx context.Context, args []string, env Env) error {
 	return nil
 }
 
-// isTerminal reports whether w is a terminal, where progress is shown.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
-}
-
-// progress shows rows done and their rate on one line of a terminal,
-// rewritten at most a few times a second.
-type progress struct {
-	w      io.Writer
-	start  time.Time
-	last   time.Time
-	shown  bool
-	latest int64
-}
-
-func (p *progress) licences(n int64) {
-	p.latest = n
-	now := time.Now()
-	if now.Sub(p.last) < 200*time.Millisecond {
-		return
-	}
-	p.last, p.shown = now, true
-	p.show(now)
-}
-
-func (p *progress) show(now time.Time) {
-	rate := float64(p.latest) / max(now.Sub(p.start).Seconds(), 0.001)
-	fmt.Fprintf(p.w, "\rverify: %d licences checked, %.0f/s ", p.latest, rate)
-}
-
-func (p *progress) done() {
-	if p.shown {
-		p.show(time.Now())
-		fmt.Fprintln(p.w)
-	}
+// checkOptions shows integrity.Check's progress through the licences.
+func checkOptions(p *progress) integrity.Options {
+	return integrity.Options{Progress: func(done, total int64) {
+		if done == 0 {
+			p.count("licences checked", total)
+		}
+		p.set(done)
+	}}
 }

@@ -41,6 +41,19 @@ func (c *checker) licences(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The counters are read first, in the same snapshot, so that progress
+	// can be told against their total.
+	stats, err := c.r.LicenceStats(ctx)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, row := range stats {
+		total += row.N
+	}
+	if c.opts.Progress != nil {
+		c.opts.Progress(0, total)
+	}
 	recount := map[counter]counts{}
 	after := ""
 	for {
@@ -59,23 +72,20 @@ func (c *checker) licences(ctx context.Context) error {
 		}
 		c.report.Checked.Licences += int64(len(page))
 		if c.opts.Progress != nil {
-			c.opts.Progress(c.report.Checked.Licences)
+			c.opts.Progress(c.report.Checked.Licences, max(total, c.report.Checked.Licences))
 		}
 		if len(page) < c.opts.PageSize {
 			break
 		}
 		after = page[len(page)-1].ID
 	}
-	return c.compare(ctx, recount)
+	c.compare(stats, recount)
+	return nil
 }
 
 // compare reports each counter row that differs from the recount, and each
 // recounted row that has no counter.
-func (c *checker) compare(ctx context.Context, recount map[counter]counts) error {
-	rows, err := c.r.LicenceStats(ctx)
-	if err != nil {
-		return err
-	}
+func (c *checker) compare(rows []store.StatsRow, recount map[counter]counts) {
 	for _, row := range rows {
 		c.report.Checked.CounterRows++
 		k := counter{row.OrgID, row.StatsKey}
@@ -92,5 +102,4 @@ func (c *checker) compare(ctx context.Context, recount map[counter]counts) error
 		c.problem(CheckLicenceCounters, "licence_stats", k.String(),
 			"no counter holds these licences, a recount finds %d with %d live activations", want.n, want.live)
 	}
-	return nil
 }

@@ -61,9 +61,10 @@ type Options struct {
 	// PageSize is how many licences are read at a time; DefaultPageSize
 	// when zero.
 	PageSize int
-	// Progress, when set, is called after each page with the licences
-	// checked so far.
-	Progress func(licences int64)
+	// Progress, when set, is called before the first page and after each
+	// page with the licences checked so far and the total the counters
+	// hold (or the licences checked, when more).
+	Progress func(done, total int64)
 }
 
 // Check runs every check on st with the master key m. An error is a
