@@ -43,6 +43,8 @@ commands:
   backup --to FILE                       a consistent copy of the database while serve runs
   restore --from FILE                    put a backup in place of an empty database, then check it
   verify                                 check the database's integrity with the master key
+  migrate-data --from sqlite:PATH --to postgres://...
+                                         move every row to an empty PostgreSQL database, then check it
 
 configuration: LICENTIA_* environment variables (see README.md)
 `
@@ -100,6 +102,8 @@ func run(ctx context.Context, args []string, env Env) error {
 		return restoreCommand(ctx, rest, env)
 	case "verify":
 		return verifyCommand(ctx, rest, env)
+	case "migrate-data":
+		return migrateDataCommand(ctx, rest, env)
 	case "help", "-h", "--help":
 		return flag.ErrHelp
 	default:

@@ -54,15 +54,9 @@ func restoreSQLite(ctx context.Context, cfg config.Config, path, from string, en
 	if full, err := backup.HoldsData(ctx, path); err != nil || full {
 		return licentia.Errorf(licentia.CodeConflict, "restore: the database %s already holds data; restore into an empty data directory", path)
 	}
-	keyPath := masterKeyPath(cfg)
-	master, err := signing.LoadMasterKey(keyPath)
-	if err != nil && c.MasterKeyFingerprint != "" {
-		return fmt.Errorf("restore: the backup was sealed with master key %s, and the key at %s cannot be read: %w",
-			c.MasterKeyFingerprint, keyPath, err)
-	}
-	if master != nil && c.MasterKeyFingerprint != "" && master.Fingerprint() != c.MasterKeyFingerprint {
-		return licentia.Errorf(licentia.CodeConflict, "restore: the backup was sealed with master key %s, but %s has fingerprint %s: configure the key the backup was taken with",
-			c.MasterKeyFingerprint, keyPath, master.Fingerprint())
+	master, err := sealingKey(cfg, c.MasterKeyFingerprint, "restore", "the backup")
+	if err != nil {
+		return err
 	}
 	p.say("copying %s to %s", from, path)
 	p.count("bytes copied", 0)
@@ -80,7 +74,7 @@ func restoreSQLite(ctx context.Context, cfg config.Config, path, from string, en
 	}
 	defer st.Close()
 	p.say("checking the restored database (licentia verify)")
-	checked, err := checkRestored(ctx, st, master, path, p)
+	checked, err := checkRestored(ctx, st, master, "restore: "+path+" is in place", p)
 	if err != nil {
 		return err
 	}
@@ -97,10 +91,29 @@ func restoreSQLite(ctx context.Context, cfg config.Config, path, from string, en
 	return nil
 }
 
-// checkRestored runs licentia verify's checks on the restored database:
-// every sealed secret opens under the master key, every record's parent
-// exists, every licence counter equals a recount. Every problem is listed.
-func checkRestored(ctx context.Context, st store.Store, master *signing.MasterKey, path string, p *progress) (*integrity.Checked, error) {
+// sealingKey loads the configured master key, to open the secrets of a
+// copy (what: "the backup") sealed under the key with fingerprint: it
+// refuses another key, naming both, and no key when the copy has secrets.
+// It returns nil when neither the copy nor the configuration has a key.
+func sealingKey(cfg config.Config, fingerprint, command, what string) (*signing.MasterKey, error) {
+	keyPath := masterKeyPath(cfg)
+	master, err := signing.LoadMasterKey(keyPath)
+	if err != nil && fingerprint != "" {
+		return nil, fmt.Errorf("%s: %s was sealed with master key %s, and the key at %s cannot be read: %w",
+			command, what, fingerprint, keyPath, err)
+	}
+	if master != nil && fingerprint != "" && master.Fingerprint() != fingerprint {
+		return nil, licentia.Errorf(licentia.CodeConflict, "%s: %s was sealed with master key %s, but %s has fingerprint %s: configure the key %s was sealed with",
+			command, what, fingerprint, keyPath, master.Fingerprint(), what)
+	}
+	return master, nil
+}
+
+// checkRestored runs licentia verify's checks on a restored or moved
+// database: every sealed secret opens under the master key, every record's
+// parent exists, every licence counter equals a recount. Every problem is
+// listed after done, which says what was written.
+func checkRestored(ctx context.Context, st store.Store, master *signing.MasterKey, done string, p *progress) (*integrity.Checked, error) {
 	if master == nil {
 		// A backup with no sealed secrets, restored without a master key:
 		// there is nothing to open; the rest is checked with a throwaway key.
@@ -122,7 +135,7 @@ func checkRestored(ctx context.Context, st store.Store, master *signing.MasterKe
 			problems[i] = fmt.Sprintf("%s %s %s: %s", pr.Check, pr.Kind, pr.ID, pr.Message)
 		}
 		return nil, &licentia.Error{Code: licentia.CodeInternal, Details: map[string]any{"problems": report.Problems},
-			Message: fmt.Sprintf("restore: %s is in place, but %d checks failed: %s", path, len(problems), strings.Join(problems, "; "))}
+			Message: fmt.Sprintf("%s, but %d checks failed: %s", done, len(problems), strings.Join(problems, "; "))}
 	}
 	return &report.Checked, nil
 }
