@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"database/sql"
-	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -230,7 +229,7 @@ func TestMigrateDataRefused(t *testing.T) {
 		if !strings.Contains(msg, masterKey(t, rawKey(4)).Fingerprint()) || !strings.Contains(msg, masterKey(t, rawKey(5)).Fingerprint()) {
 			t.Errorf("message %q, want both fingerprints", msg)
 		}
-		if n := postgresTableCount(t, to); n != 0 {
+		if n := postgresCount(t, to, `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()`); n != 0 {
 			t.Errorf("PostgreSQL holds %d tables after the refusal, want none", n)
 		}
 	})
@@ -252,13 +251,14 @@ func TestMigrateDataRefused(t *testing.T) {
 		if msg, _ := e["message"].(string); !strings.Contains(msg, "licences.colour") || !strings.Contains(msg, "no data was written") {
 			t.Errorf("message %q, want the column named and nothing written", msg)
 		}
-		if n := postgresRows(t, to, "licences"); n != 0 {
+		if n := postgresCount(t, to, `SELECT count(*) FROM licences`); n != 0 {
 			t.Errorf("PostgreSQL holds %d licences after the refusal, want none", n)
 		}
 	})
 }
 
-func postgresTableCount(t *testing.T, url string) int64 {
+// postgresCount runs a count query on the PostgreSQL database at url.
+func postgresCount(t *testing.T, url, query string) int64 {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), url)
 	if err != nil {
@@ -266,21 +266,7 @@ func postgresTableCount(t *testing.T, url string) int64 {
 	}
 	defer conn.Close(t.Context())
 	var n int64
-	if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
-func postgresRows(t *testing.T, url, table string) int64 {
-	t.Helper()
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(t.Context())
-	var n int64
-	if err := conn.QueryRow(t.Context(), fmt.Sprintf(`SELECT count(*) FROM %s`, pgx.Identifier{table}.Sanitize())).Scan(&n); err != nil {
+	if err := conn.QueryRow(t.Context(), query).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

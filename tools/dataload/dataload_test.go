@@ -111,19 +111,27 @@ func openTestStore(t testing.TB, url string) store.Store {
 // signing key, as the storetest suite does.
 func createFixture(t testing.TB, st store.Store) (*licentia.Organization, *licentia.Product) {
 	t.Helper()
-	org := &licentia.Organization{ID: licentia.NewID(), Name: "Load", Slug: "load", Plan: licentia.PlanBusiness, CreatedAt: base.Add(-2 * year)}
 	pub, _, err := ed25519.GenerateKey(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return createFixtureWithKey(t, st, licentia.ProductKey{ID: licentia.NewID(), ProductID: "dataset", PublicKey: pub,
+		Fingerprint: "sha256:test", Sealed: []byte("sealed"), MasterFingerprint: "sha256:master", Status: licentia.KeyCurrent})
+}
+
+// createFixtureWithKey creates a business organization and its product
+// "dataset" with the signing key k.
+func createFixtureWithKey(t testing.TB, st store.Store, k licentia.ProductKey) (*licentia.Organization, *licentia.Product) {
+	t.Helper()
+	org := &licentia.Organization{ID: licentia.NewID(), Name: "Load", Slug: "load", Plan: licentia.PlanBusiness, CreatedAt: base.Add(-2 * year)}
+	k.CreatedAt = org.CreatedAt
 	p := &licentia.Product{
 		ID: "dataset", OrgID: org.ID, Name: "Dataset", KeyPrefix: "DSET", CurrentMajor: 2,
 		MachinesPerSeat: licentia.DefaultMachinesPerSeat, LicenceSigningDomain: "licence.example.com",
 		VerdictSigningDomain: "verdict.example.com", CreatedAt: org.CreatedAt, UpdatedAt: org.CreatedAt,
-		Keys: []licentia.ProductKey{{ID: licentia.NewID(), ProductID: "dataset", PublicKey: pub, Fingerprint: "sha256:test",
-			Sealed: []byte("sealed"), MasterFingerprint: "sha256:master", Status: licentia.KeyCurrent, CreatedAt: org.CreatedAt}},
+		Keys: []licentia.ProductKey{k},
 	}
-	err = st.InTx(t.Context(), func(tx store.Tx) error {
+	err := st.InTx(t.Context(), func(tx store.Tx) error {
 		if err := tx.CreateOrganization(t.Context(), org); err != nil {
 			return err
 		}

@@ -97,29 +97,15 @@ func TestMoveToPostgres(t *testing.T) {
 // key is sealed under m, as the service creates them.
 func createSignedFixture(t *testing.T, st store.Store, m *signing.MasterKey) (*licentia.Organization, *licentia.Product, ed25519.PrivateKey) {
 	t.Helper()
-	org := &licentia.Organization{ID: licentia.NewID(), Name: "Load", Slug: "load", Plan: licentia.PlanBusiness, CreatedAt: base.Add(-2 * year)}
-	k, err := signing.NewProductKey(m, "dataset", org.CreatedAt)
+	k, err := signing.NewProductKey(m, "dataset", base)
 	if err != nil {
 		t.Fatal(err)
-	}
-	p := &licentia.Product{
-		ID: "dataset", OrgID: org.ID, Name: "Dataset", KeyPrefix: "DSET", CurrentMajor: 2,
-		MachinesPerSeat: licentia.DefaultMachinesPerSeat, LicenceSigningDomain: "licence.example.com",
-		VerdictSigningDomain: "verdict.example.com", CreatedAt: org.CreatedAt, UpdatedAt: org.CreatedAt,
-		Keys: []licentia.ProductKey{*k},
-	}
-	if err := st.InTx(t.Context(), func(tx store.Tx) error {
-		if err := tx.CreateOrganization(t.Context(), org); err != nil {
-			return err
-		}
-		return tx.CreateProduct(t.Context(), p)
-	}); err != nil {
-		t.Fatalf("create organization and product: %v", err)
 	}
 	priv, err := signing.OpenProductKey(m, k)
 	if err != nil {
 		t.Fatal(err)
 	}
+	org, p := createFixtureWithKey(t, st, *k)
 	return org, p, priv
 }
 
