@@ -137,20 +137,30 @@ func checkRestored(ctx context.Context, st store.Store, master *signing.MasterKe
 // pg_restore installed, the command is printed.
 func restorePostgres(ctx context.Context, cfg config.Config, from string, env Env) error {
 	rawURL := cfg.DatabaseURL
-	c, err := newPGCommand(rawURL, "pg_restore", "--single-transaction", "--no-owner", "--no-privileges", "--clean", "--if-exists")
+	flags := []string{"--single-transaction", "--no-owner", "--no-privileges"}
+	if _, err := exec.LookPath("pg_restore"); err != nil {
+		// Run by hand, without the checks below, the command must fail on
+		// a database holding tables rather than replace them: no --clean.
+		c, err := newPGCommand(rawURL, "pg_restore", flags...)
+		if err != nil {
+			return err
+		}
+		c.args = append(c.args, from)
+		out := map[string]any{"engine": "postgres", "command": c.String(), "ran": false,
+			"note": "pg_restore is not installed here: run the command into a database without tables, then licentia verify"}
+		if c.passwordNote != "" {
+			out["password"] = c.passwordNote
+		}
+		printJSON(env.Stdout, out)
+		return nil
+	}
+	// Checked to hold no data, the target's empty tables (a database only
+	// migrated) are dropped and created again by the archive.
+	c, err := newPGCommand(rawURL, "pg_restore", append(flags, "--clean", "--if-exists")...)
 	if err != nil {
 		return err
 	}
 	c.args = append(c.args, from)
-	out := map[string]any{"engine": "postgres", "command": c.String(), "ran": false}
-	if c.passwordNote != "" {
-		out["password"] = c.passwordNote
-	}
-	if _, err := exec.LookPath("pg_restore"); err != nil {
-		out["note"] = "pg_restore is not installed here: run the command into a database holding no data, then licentia verify"
-		printJSON(env.Stdout, out)
-		return nil
-	}
 	clk := clock.System{}
 	start := clk.Now()
 	p := newProgress(env.Stderr, "restore", "licences")
@@ -220,7 +230,7 @@ func restorePostgres(ctx context.Context, cfg config.Config, from string, env En
 	took := clk.Now().Sub(start)
 	p.say("done in %s", took.Round(time.Millisecond))
 	printJSON(env.Stdout, map[string]any{
-		"engine": "postgres", "file": from, "database": database, "schema": schema,
+		"engine": "postgres", "command": c.String(), "file": from, "database": database, "schema": schema,
 		"master_key_fingerprint": d.MasterKeyFingerprint, "products": d.Products, "licences": checked.Licences,
 		"signing_keys_opened": checked.ProductKeys, "checked": checked, "took_ms": took.Milliseconds(),
 	})
