@@ -192,6 +192,16 @@ func TestRestorePostgres(t *testing.T) {
 			t.Errorf("restore of %s: %q, want it called not a pg_dump archive", name, msg)
 		}
 	}
+	whole, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(t.TempDir(), "truncated.dump")
+	writeFile(t, truncated, whole[:len(whole)/2])
+	e = other.fail(t, licentia.CodeValidationFailed, "restore", "--from", truncated)
+	if msg := e["message"].(string); !strings.Contains(msg, "truncated.dump") || !strings.Contains(msg, "pg_restore") {
+		t.Errorf("restore of a truncated archive: %q, want pg_restore's error on the file", msg)
+	}
 	e = other.fail(t, licentia.CodeValidationFailed, "restore", "--from", filepath.Join(t.TempDir(), "missing.dump"))
 	if msg := e["message"].(string); !strings.Contains(msg, "missing.dump") {
 		t.Errorf("restore of a missing file: %q, want the file named", msg)
@@ -204,6 +214,21 @@ func TestRestorePostgres(t *testing.T) {
 	e = elsewhere.fail(t, licentia.CodeValidationFailed, "restore", "--from", file)
 	if msg := e["message"].(string); !strings.Contains(msg, "search_path="+schema) {
 		t.Errorf("restore into another schema: %q, want search_path=%s suggested", msg, schema)
+	}
+	// Tables the archive does not have, as a newer release's migrations
+	// leave, would outlive the restore: refused.
+	newer := newHarness(t)
+	newer.vars["LICENTIA_MASTER_KEY_FILE"] = keyPath
+	newer.vars["LICENTIA_DATABASE_URL"] = newPostgresDatabase(t, schema)
+	pgExec(t, newer.vars["LICENTIA_DATABASE_URL"], "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
+	newer.ok(t, "migrate")
+	pgExec(t, newer.vars["LICENTIA_DATABASE_URL"], "CREATE TABLE newer_feature (id bigint)")
+	e = newer.fail(t, licentia.CodeConflict, "restore", "--from", file)
+	if msg := e["message"].(string); !strings.Contains(msg, "newer_feature") {
+		t.Errorf("restore over a newer schema: %q, want the table the archive lacks named", msg)
+	}
+	if n := pgCount(t, newer.vars["LICENTIA_DATABASE_URL"], `SELECT count(*) FROM goose_db_version`); n == 0 {
+		t.Error("a refused restore emptied the migrated database")
 	}
 	for _, hh := range []*harness{other, elsewhere} {
 		if n := schemaTables(t, hh.vars["LICENTIA_DATABASE_URL"], schema); n != 0 {
