@@ -1,5 +1,7 @@
 // Package backup copies a SQLite database while the service writes to it,
-// and puts such a copy back in place of an empty one.
+// and puts such a copy back in place of an empty one. For PostgreSQL, whose
+// copies pg_dump makes, it reads what an archive holds and what a target
+// database holds before pg_restore runs.
 package backup
 
 import (

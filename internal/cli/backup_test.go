@@ -280,9 +280,9 @@ func TestRestoreRefused(t *testing.T) {
 	other.fail(t, licentia.CodeValidationFailed, "backup")
 }
 
-// TestBackupPostgres prints the pg_dump command without the password, and
-// runs it when pg_dump is installed; restore refuses a database with
-// tables.
+// TestBackupPostgres prints the pg_dump and pg_restore commands without
+// the password, and runs pg_dump when it is installed; restore refuses a
+// database holding data.
 func TestBackupPostgres(t *testing.T) {
 	h := newHarness(t)
 	h.vars["LICENTIA_DATABASE_URL"] = "postgres://licentia:s3cret@db.internal:5433/licentia?sslmode=require"
@@ -295,6 +295,18 @@ func TestBackupPostgres(t *testing.T) {
 	if strings.Contains(fmt.Sprint(printed), "s3cret") {
 		t.Errorf("backup on PostgreSQL printed the password: %v", printed)
 	}
+
+	// Without pg_restore here, restore prints a command that fails on a
+	// database holding tables rather than replacing them.
+	path := os.Getenv("PATH")
+	t.Setenv("PATH", t.TempDir())
+	printed = h.ok(t, "restore", "--from", "/backups/licentia.dump")
+	cmd, _ = printed["command"].(string)
+	want = "PGSSLMODE=require pg_restore --single-transaction --no-owner --no-privileges --host=db.internal --port=5433 --username=licentia --dbname=licentia /backups/licentia.dump"
+	if cmd != want || printed["ran"] != false || printed["password"] == nil || strings.Contains(fmt.Sprint(printed), "s3cret") {
+		t.Errorf("restore on PostgreSQL without pg_restore = %v, want command %q, not run, and where the password goes", printed, want)
+	}
+	t.Setenv("PATH", path)
 
 	h.vars["LICENTIA_DATABASE_URL"] = storetest.PostgresURL(t)
 	h.org(t, "acme", "studio")

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"net/url"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,7 +38,7 @@ func restoreCommand(ctx context.Context, args []string, env Env) error {
 	if path, ok := strings.CutPrefix(cfg.DatabaseURL, "sqlite:"); ok {
 		return restoreSQLite(ctx, cfg, path, *from, env)
 	}
-	return restorePostgres(ctx, cfg.DatabaseURL, *from, env)
+	return restorePostgres(ctx, cfg, *from, env)
 }
 
 // restoreSQLite puts a backup in place of an empty database, and only
@@ -140,50 +142,148 @@ func checkRestored(ctx context.Context, st store.Store, master *signing.MasterKe
 	return &report.Checked, nil
 }
 
-// restorePostgres leaves the copy to pg_restore: it prints the command,
-// and runs it when pg_restore is installed and the database holds no
-// tables.
-func restorePostgres(ctx context.Context, rawURL, from string, env Env) error {
-	c, err := newPGCommand(rawURL, "pg_restore", "--exit-on-error", "--no-owner")
+// restorePostgres loads a pg_dump archive into a database holding no data,
+// with the guarantees of restoreSQLite: the archive is read first, without
+// restoring it, and refused when the configured master key cannot open
+// what it seals; pg_restore then loads it in one transaction, and the
+// restored database is checked as licentia verify would. Without
+// pg_restore installed, the command is printed.
+func restorePostgres(ctx context.Context, cfg config.Config, from string, env Env) error {
+	rawURL := cfg.DatabaseURL
+	flags := []string{"--single-transaction", "--no-owner", "--no-privileges"}
+	if _, err := exec.LookPath("pg_restore"); err != nil {
+		// Run by hand, without the checks below, the command must fail on
+		// a database holding tables rather than replace them: no --clean.
+		c, err := newPGCommand(rawURL, "pg_restore", flags...)
+		if err != nil {
+			return err
+		}
+		c.args = append(c.args, from)
+		out := map[string]any{"engine": "postgres", "command": c.String(), "ran": false,
+			"note": "pg_restore is not installed here: run the command into a database without tables, then licentia verify"}
+		if c.passwordNote != "" {
+			out["password"] = c.passwordNote
+		}
+		printJSON(env.Stdout, out)
+		return nil
+	}
+	// Checked to hold no data, the target's empty tables (a database only
+	// migrated) are dropped and created again by the archive.
+	c, err := newPGCommand(rawURL, "pg_restore", append(flags, "--clean", "--if-exists")...)
 	if err != nil {
 		return err
 	}
 	c.args = append(c.args, from)
-	out := map[string]any{"engine": "postgres", "command": c.String(), "ran": false}
-	if c.passwordNote != "" {
-		out["password"] = c.passwordNote
-	}
-	if _, err := exec.LookPath("pg_restore"); err != nil {
-		out["note"] = "pg_restore is not installed here: run the command into an empty database, then licentia migrate"
-		printJSON(env.Stdout, out)
-		return nil
-	}
-	tables, err := postgresTables(ctx, rawURL)
-	if err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	if tables > 0 {
-		return licentia.Errorf(licentia.CodeConflict, "restore: the database already holds %d tables; restore into an empty database", tables)
-	}
 	clk := clock.System{}
 	start := clk.Now()
-	newProgress(env.Stderr, "restore", "").say("running pg_restore")
+	p := newProgress(env.Stderr, "restore", "licences")
+	p.say("reading %s", from)
+	d, err := backup.InspectDump(ctx, from)
+	if err != nil {
+		return licentia.Errorf(licentia.CodeValidationFailed, "restore: %s", err)
+	}
+	database := redactURL(rawURL)
+	schema, err := targetSchema(ctx, rawURL)
+	if err != nil {
+		return fmt.Errorf("restore: database %s: %w", database, err)
+	}
+	if schema != d.Schema {
+		return licentia.Errorf(licentia.CodeValidationFailed,
+			"restore: %s was dumped from schema %s, which pg_restore recreates, but the service would read schema %s: set search_path=%s in LICENTIA_DATABASE_URL",
+			from, d.Schema, schema, d.Schema)
+	}
+	target, err := backup.InspectTarget(ctx, rawURL, schema)
+	if err != nil {
+		return fmt.Errorf("restore: database %s: %w", database, err)
+	}
+	if len(target.Full) > 0 {
+		return licentia.Errorf(licentia.CodeConflict, "restore: schema %s of the database %s already holds data (%s); restore into a database holding none",
+			schema, database, strings.Join(target.Full, ", "))
+	}
+	// pg_restore --clean replaces the empty tables the archive creates
+	// again; any other would outlive the restore and stop the migrations
+	// that follow it.
+	var stray []string
+	for _, t := range target.Tables {
+		if !slices.Contains(d.Tables, t) {
+			stray = append(stray, t)
+		}
+	}
+	if len(stray) > 0 {
+		return licentia.Errorf(licentia.CodeConflict, "restore: schema %s of the database %s holds tables the backup does not (%s), left by a newer version's migrations; restore into a new database",
+			schema, database, strings.Join(stray, ", "))
+	}
+	keyPath := masterKeyPath(cfg)
+	master, err := signing.LoadMasterKey(keyPath)
+	if err != nil && d.MasterKeyFingerprint != "" {
+		return fmt.Errorf("restore: the backup was sealed with master key %s, and the key at %s cannot be read: %w",
+			d.MasterKeyFingerprint, keyPath, err)
+	}
+	if master != nil && d.MasterKeyFingerprint != "" && master.Fingerprint() != d.MasterKeyFingerprint {
+		return licentia.Errorf(licentia.CodeConflict, "restore: the backup was sealed with master key %s, but %s has fingerprint %s: configure the key the backup was taken with",
+			d.MasterKeyFingerprint, keyPath, master.Fingerprint())
+	}
+	p.say("running pg_restore into %s", database)
 	if err := c.run(ctx, env.Stderr); err != nil {
+		return fmt.Errorf("restore: nothing was restored: %w", err)
+	}
+	st, err := openStore(ctx, cfg, warnLogger(env.Stderr))
+	if err != nil {
+		return fmt.Errorf("restore: %s is restored but does not open: %w", database, err)
+	}
+	defer st.Close()
+	p.say("checking the restored database (licentia verify)")
+	checked, err := checkRestored(ctx, st, master, database, p)
+	if err != nil {
 		return err
 	}
-	out["ran"], out["file"], out["took_ms"] = true, from, clk.Now().Sub(start).Milliseconds()
-	printJSON(env.Stdout, out)
+	if checked.Licences != d.Licences {
+		return fmt.Errorf("restore: the backup holds %d licences, the restored database %d", d.Licences, checked.Licences)
+	}
+	took := clk.Now().Sub(start)
+	p.say("done in %s", took.Round(time.Millisecond))
+	printJSON(env.Stdout, map[string]any{
+		"engine": "postgres", "command": c.String(), "file": from, "database": database, "schema": schema,
+		"master_key_fingerprint": d.MasterKeyFingerprint, "products": d.Products, "licences": checked.Licences,
+		"signing_keys_opened": checked.ProductKeys, "checked": checked, "took_ms": took.Milliseconds(),
+	})
 	return nil
 }
 
-func postgresTables(ctx context.Context, rawURL string) (int64, error) {
+// targetSchema is the schema the service reads at rawURL: the first of
+// the URL's search_path, or the server's current schema.
+func targetSchema(ctx context.Context, rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", err
+	}
+	if sp := u.Query().Get("search_path"); sp != "" {
+		first, _, _ := strings.Cut(sp, ",")
+		return strings.Trim(strings.TrimSpace(first), `"`), nil
+	}
 	conn, err := pgx.Connect(ctx, rawURL)
 	if err != nil {
-		return 0, err
+		return "", err
 	}
 	defer conn.Close(ctx)
-	var n int64
-	err = conn.QueryRow(ctx, `SELECT count(*) FROM information_schema.tables
-		WHERE table_schema = current_schema()`).Scan(&n)
-	return n, err
+	var schema *string
+	if err := conn.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return "", err
+	}
+	if schema == nil {
+		return "public", nil
+	}
+	return *schema, nil
+}
+
+// redactURL is rawURL without its password, for output.
+func redactURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "the configured database"
+	}
+	if u.User != nil {
+		u.User = url.User(u.User.Username())
+	}
+	return u.String()
 }
