@@ -33,10 +33,10 @@ func migrateDataCommand(ctx context.Context, args []string, env Env) error {
 	if !strings.HasPrefix(*to, "postgres://") && !strings.HasPrefix(*to, "postgresql://") {
 		return usageError("migrate-data: --to postgres://... is required")
 	}
-	target, err := url.Parse(*to)
-	if err != nil {
+	if _, err := url.Parse(*to); err != nil {
 		return usageError("migrate-data: --to is not a URL")
 	}
+	target := redactURL(*to)
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {
 		return err
@@ -55,7 +55,7 @@ func migrateDataCommand(ctx context.Context, args []string, env Env) error {
 	}
 
 	p := newProgress(env.Stderr, "migrate-data", "rows")
-	p.say("copying %s to %s", path, target.Redacted())
+	p.say("copying %s to %s", path, target)
 	p.count("rows copied", 0)
 	res, err := migratedata.Copy(ctx, path, *to, migratedata.Options{Progress: func(done, total int64) {
 		p.setTotal(total)
@@ -73,7 +73,7 @@ func migrateDataCommand(ctx context.Context, args []string, env Env) error {
 	}
 	defer st.Close()
 	p.say("checking the copy (licentia verify)")
-	checked, err := checkRestored(ctx, st, master, "migrate-data: the copy in "+target.Redacted()+" is committed", p)
+	checked, err := checkRestored(ctx, st, master, "migrate-data: the copy in "+target+" is committed", p)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func migrateDataCommand(ctx context.Context, args []string, env Env) error {
 	took := clk.Now().Sub(start)
 	p.say("done in %s", took.Round(time.Millisecond))
 	printJSON(env.Stdout, map[string]any{
-		"from": path, "to": target.Redacted(), "master_key_fingerprint": res.MasterKeyFingerprint,
+		"from": path, "to": target, "master_key_fingerprint": res.MasterKeyFingerprint,
 		"tables": res.Tables, "rows": res.Rows, "licences": checked.Licences, "signing_keys_opened": checked.ProductKeys,
 		"checked": checked, "took_ms": took.Milliseconds(),
 	})

@@ -213,15 +213,9 @@ func restorePostgres(ctx context.Context, cfg config.Config, from string, env En
 		return licentia.Errorf(licentia.CodeConflict, "restore: schema %s of the database %s holds tables the backup does not (%s), left by a newer version's migrations; restore into a new database",
 			schema, database, strings.Join(stray, ", "))
 	}
-	keyPath := masterKeyPath(cfg)
-	master, err := signing.LoadMasterKey(keyPath)
-	if err != nil && d.MasterKeyFingerprint != "" {
-		return fmt.Errorf("restore: the backup was sealed with master key %s, and the key at %s cannot be read: %w",
-			d.MasterKeyFingerprint, keyPath, err)
-	}
-	if master != nil && d.MasterKeyFingerprint != "" && master.Fingerprint() != d.MasterKeyFingerprint {
-		return licentia.Errorf(licentia.CodeConflict, "restore: the backup was sealed with master key %s, but %s has fingerprint %s: configure the key the backup was taken with",
-			d.MasterKeyFingerprint, keyPath, master.Fingerprint())
+	master, err := sealingKey(cfg, d.MasterKeyFingerprint, "restore", "the backup")
+	if err != nil {
+		return err
 	}
 	p.say("running pg_restore into %s", database)
 	if err := c.run(ctx, env.Stderr); err != nil {
@@ -233,7 +227,7 @@ func restorePostgres(ctx context.Context, cfg config.Config, from string, env En
 	}
 	defer st.Close()
 	p.say("checking the restored database (licentia verify)")
-	checked, err := checkRestored(ctx, st, master, database, p)
+	checked, err := checkRestored(ctx, st, master, "restore: "+database+" is restored", p)
 	if err != nil {
 		return err
 	}
