@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# Builds the image from the repository's Dockerfile and starts it, as CI does.
+#
+#   scripts/container-check.sh            # run the check
+#   scripts/container-check.sh --clean    # also remove the stand-in base images afterwards
+#
+# The CI machines reach Debian's packages and the Go module proxy but no image
+# registry, so the Dockerfile's base images are replaced (through its GO_IMAGE
+# and RUN_IMAGE build arguments) by stand-ins made here from this machine's
+# files: a build image with this machine's Go toolchain and a POSIX shell, and
+# a run image with what distroless/static:nonroot holds that the service uses
+# (CA certificates, /etc/passwd and /etc/group with nonroot, uid 65532) and no
+# shell. The stand-ins are kept between runs, tagged by the Go version and
+# this script's recipe, so a second run reuses them and Docker's build cache.
+#
+# It installs Debian's docker.io when Docker is missing and starts dockerd
+# when none runs (stopping it at the end). It needs root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+clean_bases=false
+case "${1:-}" in
+"") ;;
+--clean) clean_bases=true ;;
+*) echo "usage: $0 [--clean]" >&2; exit 2 ;;
+esac
+
+# Bump when the stand-ins' contents change, so old ones are not reused.
+recipe=1
+name=licentia-check-$$
+image=licentia-check:$$
+volume=$name-data
+started=$(date +%s)
+tmp=$(mktemp -d)
+dockerd_pid=""
+
+say() { echo "container-check: $*"; }
+fail() {
+  echo "container-check: FAIL: $*" >&2
+  exit 1
+}
+
+cleanup() {
+  local code=$?
+  set +e
+  if [ -n "${docker:-}" ] && "$docker" info >/dev/null 2>&1; then
+    if [ "$code" -ne 0 ]; then
+      for c in "$name-1" "$name-2"; do
+        if "$docker" inspect "$c" >/dev/null 2>&1; then
+          echo "--- $c: docker logs (last 30 lines)" >&2
+          "$docker" logs --tail 30 "$c" 2>&1 | sed 's/^/    /' >&2
+        fi
+      done
+    fi
+    if true; then
+      "$docker" rm -f "$name-1" "$name-2" >/dev/null 2>&1
+      "$docker" volume rm -f "$volume" >/dev/null 2>&1
+      "$docker" rmi -f "$image" >/dev/null 2>&1
+      if $clean_bases; then
+        "$docker" rmi -f "$go_image" "$run_image" >/dev/null 2>&1
+        "$docker" builder prune -f >/dev/null 2>&1
+      fi
+    fi
+  fi
+  if [ -n "$dockerd_pid" ]; then
+    if [ "$code" -ne 0 ]; then
+      echo "--- dockerd log (last 20 lines)" >&2
+      tail -n 20 "$tmp/dockerd.log" | sed 's/^/    /' >&2
+    fi
+    say "stopping the dockerd it started"
+    kill "$dockerd_pid" 2>/dev/null
+    for _ in $(seq 30); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 1; done
+  fi
+  rm -rf "$tmp"
+  say "$([ "$code" -eq 0 ] && echo passed || echo failed) in $(($(date +%s) - started))s"
+  exit "$code"
+}
+trap cleanup EXIT
+
+[ "$(id -u)" -eq 0 ] || fail "needs root (to install and start Docker and read the container's /proc entry)"
+
+# Docker: Debian's docker.io. Its client has BuildKit built in; a newer client
+# without the buildx plugin refuses DOCKER_BUILDKIT=1, and the classic builder
+# cannot run the Dockerfile's RUN --mount caches, so Debian's client is
+# preferred to any other docker on PATH.
+if ! command -v dockerd >/dev/null; then
+  say "installing docker.io"
+  export DEBIAN_FRONTEND=noninteractive
+  { apt-get install -y --no-install-recommends docker.io ||
+    { apt-get update && apt-get install -y --no-install-recommends docker.io; }; } >/dev/null ||
+    fail "could not install docker.io"
+fi
+if [ -x /usr/bin/docker ]; then docker=/usr/bin/docker; else docker=$(command -v docker) || fail "no docker client"; fi
+export DOCKER_BUILDKIT=1
+
+if ! "$docker" info >/dev/null 2>&1; then
+  say "starting dockerd"
+  dockerd >"$tmp/dockerd.log" 2>&1 &
+  dockerd_pid=$!
+  for _ in $(seq 60); do "$docker" info >/dev/null 2>&1 && break; sleep 0.5; done
+  "$docker" info >/dev/null 2>&1 || fail "dockerd did not start"
+fi
+
+# The stand-in base images.
+goroot=$(go env GOROOT)
+goversion=$(go env GOVERSION)
+go_image=licentia-check/go:$goversion-r$recipe
+run_image=licentia-check/static:nonroot-r$recipe
+
+# copy_with_libs ROOT FILE...: each file and the shared libraries it loads, at
+# the same paths under ROOT.
+copy_with_libs() {
+  local root=$1 f
+  shift
+  for f in "$@" $(ldd "$@" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\/.*[^:]$/ {print $1}' | sort -u); do
+    mkdir -p "$root$(dirname "$f")"
+    cp -L "$f" "$root$f"
+  done
+}
+
+# make_root DIR: an empty file system laid out like Debian's (merged /usr).
+make_root() {
+  mkdir -p "$1"/usr/bin "$1"/usr/lib "$1"/usr/lib64 "$1"/etc/ssl/certs "$1"/tmp
+  ln -s usr/bin "$1"/bin
+  ln -s usr/lib "$1"/lib
+  ln -s usr/lib64 "$1"/lib64
+  chmod 1777 "$1"/tmp
+  cp /etc/ssl/certs/ca-certificates.crt "$1"/etc/ssl/certs/
+}
+
+if ! "$docker" image inspect "$go_image" >/dev/null 2>&1; then
+  say "making $go_image from $goroot"
+  t=$(date +%s)
+  root=$tmp/go-root
+  make_root "$root"
+  # sh runs the Dockerfile's RUN lines; mkdir is the only other command they use.
+  copy_with_libs "$root" /bin/sh /bin/mkdir
+  mkdir -p "$root"/usr/local "$root"/go "$root"/root
+  tar -C "$goroot" -c --exclude=./test . | { mkdir -p "$root"/usr/local/go && tar -C "$root"/usr/local/go -x; }
+  printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root"/etc/passwd
+  printf 'root:x:0:\n' >"$root"/etc/group
+  tar -C "$root" -c . | "$docker" import \
+    --change 'ENV PATH=/go/bin:/usr/local/go/bin:/usr/bin:/bin GOPATH=/go GOTOOLCHAIN=local' \
+    --change 'WORKDIR /go' \
+    --change 'CMD ["/bin/sh"]' \
+    - "$go_image" >/dev/null || fail "could not import $go_image"
+  rm -rf "$root"
+  say "made $go_image in $(($(date +%s) - t))s"
+fi
+
+if ! "$docker" image inspect "$run_image" >/dev/null 2>&1; then
+  say "making $run_image"
+  root=$tmp/run-root
+  make_root "$root"
+  mkdir -p "$root"/home/nonroot
+  chown 65532:65532 "$root"/home/nonroot
+  printf '%s\n' 'root:x:0:0:root:/root:/sbin/nologin' 'nobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin' \
+    'nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin' >"$root"/etc/passwd
+  printf '%s\n' 'root:x:0:' 'nobody:x:65534:' 'nonroot:x:65532:' >"$root"/etc/group
+  tar -C "$root" --numeric-owner -c . | "$docker" import \
+    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt' \
+    --change 'USER 65532' \
+    --change 'WORKDIR /home/nonroot' \
+    - "$run_image" >/dev/null || fail "could not import $run_image"
+  rm -rf "$root"
+fi
+
+# The image, from the repository's Dockerfile as users build it, but for the
+# base images. The build's RUN lines download Go modules from the module
+# proxy, which the containers reach as the host does.
+version=check-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=$(git rev-parse HEAD 2>/dev/null || echo "")
+built=$(git log -1 --format=%cI 2>/dev/null || echo "")
+say "building $image (VERSION=$version)"
+t=$(date +%s)
+"$docker" build --progress=plain -t "$image" \
+  --build-arg GO_IMAGE="$go_image" --build-arg RUN_IMAGE="$run_image" \
+  --build-arg VERSION="$version" --build-arg COMMIT="$commit" --build-arg BUILT="$built" \
+  . >"$tmp/build.log" 2>&1 || {
+  tail -n 40 "$tmp/build.log" | sed 's/^/    /' >&2
+  fail "docker build failed"
+}
+say "built in $(($(date +%s) - t))s"
