@@ -2,7 +2,8 @@
 # Builds the image from the repository's Dockerfile and starts it, as CI does.
 #
 #   scripts/container-check.sh            # run the check
-#   scripts/container-check.sh --clean    # also remove the stand-in base images afterwards
+#   scripts/container-check.sh --clean    # then also remove the stand-in base images and
+#                                         # Docker's build cache (the next run is cold)
 #
 # The CI machines reach Debian's packages and the Go module proxy but no image
 # registry, so the Dockerfile's base images are replaced (through its GO_IMAGE
@@ -12,6 +13,19 @@
 # (CA certificates, /etc/passwd and /etc/group with nonroot, uid 65532) and no
 # shell. The stand-ins are kept between runs, tagged by the Go version and
 # this script's recipe, so a second run reuses them and Docker's build cache.
+#
+# It checks that:
+#   - the image builds, with VERSION, COMMIT and BUILT as build arguments;
+#   - its user is nonroot and its HEALTHCHECK is `/licentia healthcheck`;
+#   - it has no shell (`docker run --entrypoint /bin/sh` fails);
+#   - a container with a volume on /data and a published port becomes healthy
+#     by Docker's health check, answers GET /healthz naming the version built
+#     and GET /readyz with 200, and its process runs as uid 65532;
+#   - it stops on SIGTERM with exit code 0;
+#   - a second container on the same volume becomes healthy with the same
+#     master key, finds the organization the first one created, and passes
+#     `licentia verify`.
+# The containers, volume and image it made are removed at the end.
 #
 # It installs Debian's docker.io when Docker is missing and starts dockerd
 # when none runs (stopping it at the end). It needs root.
@@ -168,7 +182,7 @@ fi
 # The image, from the repository's Dockerfile as users build it, but for the
 # base images. The build's RUN lines download Go modules from the module
 # proxy, which the containers reach as the host does.
-version=check-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+version=check-$(git describe --tags --always --dirty 2>/dev/null || echo unknown)
 commit=$(git rev-parse HEAD 2>/dev/null || echo "")
 built=$(git log -1 --format=%cI 2>/dev/null || echo "")
 say "building $image (VERSION=$version)"
@@ -181,3 +195,81 @@ t=$(date +%s)
   fail "docker build failed"
 }
 say "built in $(($(date +%s) - t))s"
+
+[ "$("$docker" image inspect -f '{{.Config.User}}' "$image")" = nonroot:nonroot ] ||
+  fail "the image's user is $("$docker" image inspect -f '{{.Config.User}}' "$image"), want nonroot:nonroot"
+healthcmd=$("$docker" image inspect -f '{{json .Config.Healthcheck.Test}}' "$image")
+[ "$healthcmd" = '["CMD","/licentia","healthcheck"]' ] || fail "the image's HEALTHCHECK is $healthcmd"
+# No shell: running /bin/sh must fail for want of the file, not for another reason.
+if out=$("$docker" run --rm --entrypoint /bin/sh "$image" -c true 2>&1); then
+  fail "the image has a shell (/bin/sh ran)"
+fi
+case $out in *"no such file or directory"*) ;; *) fail "docker run --entrypoint /bin/sh failed otherwise than for want of a shell: $out" ;; esac
+
+# start N: a container on the volume, its port published on loopback. The
+# image's HEALTHCHECK command runs every second rather than every 15 seconds,
+# to keep the check short.
+start() {
+  "$docker" run -d --name "$name-$1" -v "$volume:/data" -p 127.0.0.1::8080 \
+    --health-interval=1s --health-start-period=30s "$image" >/dev/null ||
+    fail "docker run $name-$1 failed"
+}
+
+# wait_healthy N: until Docker's health check reports healthy; then the port.
+wait_healthy() {
+  local c=$name-$1 status=""
+  for _ in $(seq 60); do
+    status=$("$docker" inspect -f '{{.State.Health.Status}}' "$c")
+    [ "$status" = healthy ] && break
+    [ "$("$docker" inspect -f '{{.State.Running}}' "$c")" = true ] || fail "$c exited ($("$docker" inspect -f '{{.State.ExitCode}}' "$c"))"
+    sleep 1
+  done
+  [ "$status" = healthy ] || fail "$c is $status after 60s: $("$docker" inspect -f '{{json .State.Health.Log}}' "$c")"
+  [ "$("$docker" inspect -f '{{json .Config.Healthcheck.Test}}' "$c")" = "$healthcmd" ] ||
+    fail "$c ran another health check than the image's"
+  port=$("$docker" port "$c" 8080/tcp | head -1)
+  port=${port##*:}
+}
+
+# get URL WANT: the body of GET URL, failing unless it answers 200 and contains WANT.
+get() {
+  local body
+  body=$(curl -fsS --max-time 5 "$1") || fail "GET $1 did not answer 200"
+  case $body in *"$2"*) ;; *) fail "GET $1 answered $body, want $2" ;; esac
+}
+
+start 1
+wait_healthy 1
+say "$name-1 healthy on 127.0.0.1:$port"
+get "http://127.0.0.1:$port/healthz" "\"version\":\"$version\""
+get "http://127.0.0.1:$port/readyz" '"status":"ready"'
+
+pid=$("$docker" inspect -f '{{.State.Pid}}' "$name-1")
+uid=$(stat -c %u "/proc/$pid")
+[ "$uid" = 65532 ] || fail "the service runs as uid $uid, want 65532"
+grep -Eq '^Uid:\s+65532\s+65532\s+65532\s+65532$' "/proc/$pid/status" ||
+  fail "the service's uids are $(grep '^Uid:' "/proc/$pid/status"), want 65532 throughout"
+
+# Data for the second container to find: an organization in the SQLite
+# database, and the master key generated at first start.
+"$docker" exec "$name-1" /licentia org create --name "Check Software" --slug check --plan indie \
+  --owner-email owner@check.example >/dev/null || fail "licentia org create failed in $name-1"
+data=$("$docker" volume inspect -f '{{.Mountpoint}}' "$volume")
+[ -f "$data/licentia.db" ] || fail "no licentia.db in the volume"
+[ -f "$data/master.key" ] || fail "no master.key in the volume"
+[ "$(stat -c %u "$data/master.key")" = 65532 ] || fail "master.key in the volume is not owned by 65532"
+key_sum=$(sha256sum <"$data/master.key")
+
+"$docker" stop -t 20 "$name-1" >/dev/null
+code=$("$docker" inspect -f '{{.State.ExitCode}}' "$name-1")
+[ "$code" = 0 ] || fail "$name-1 exited $code on SIGTERM, want 0"
+"$docker" rm "$name-1" >/dev/null
+
+start 2
+wait_healthy 2
+say "$name-2 healthy on 127.0.0.1:$port, on the same volume"
+[ "$(sha256sum <"$data/master.key")" = "$key_sum" ] || fail "the master key changed between containers"
+"$docker" exec "$name-2" /licentia apikey list --org check >/dev/null ||
+  fail "$name-2 does not find the organization $name-1 created"
+"$docker" exec "$name-2" /licentia verify >/dev/null || fail "licentia verify failed in $name-2"
+"$docker" stop -t 20 "$name-2" >/dev/null
