@@ -54,6 +54,14 @@ fail() {
   exit 1
 }
 
+# remove_stand_ins [KEEP...]: the stand-in base images this script made, but for KEEP.
+remove_stand_ins() {
+  local ref
+  for ref in $("$docker" images --format '{{.Repository}}:{{.Tag}}' --filter 'reference=licentia-check/*'); do
+    case " $* " in *" $ref "*) ;; *) "$docker" rmi "$ref" >/dev/null 2>&1 || true ;; esac
+  done
+}
+
 cleanup() {
   local code=$?
   set +e
@@ -66,14 +74,12 @@ cleanup() {
         fi
       done
     fi
-    if true; then
-      "$docker" rm -f "$name-1" "$name-2" >/dev/null 2>&1
-      "$docker" volume rm -f "$volume" >/dev/null 2>&1
-      "$docker" rmi -f "$image" >/dev/null 2>&1
-      if $clean_bases; then
-        "$docker" rmi -f "$go_image" "$run_image" >/dev/null 2>&1
-        "$docker" builder prune -f >/dev/null 2>&1
-      fi
+    "$docker" rm -f "$name-1" "$name-2" >/dev/null 2>&1
+    "$docker" volume rm -f "$volume" >/dev/null 2>&1
+    "$docker" rmi -f "$image" >/dev/null 2>&1
+    if $clean_bases; then
+      remove_stand_ins
+      "$docker" builder prune -af >/dev/null 2>&1
     fi
   fi
   if [ -n "$dockerd_pid" ]; then
@@ -120,6 +126,9 @@ goroot=$(go env GOROOT)
 goversion=$(go env GOVERSION)
 go_image=licentia-check/go:$goversion-r$recipe
 run_image=licentia-check/static:nonroot-r$recipe
+
+# Those of another Go release or recipe are not used again.
+remove_stand_ins "$go_image" "$run_image"
 
 # copy_with_libs ROOT FILE...: each file and the shared libraries it loads, at
 # the same paths under ROOT.
