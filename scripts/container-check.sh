@@ -27,7 +27,7 @@
 #     `licentia verify`.
 # The containers, volume and image it made are removed at the end.
 #
-# It installs Debian's docker.io when Docker is missing and starts dockerd
+# It installs Debian's docker.io (and curl) when missing and starts dockerd
 # when none runs (stopping it at the end). It needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -103,12 +103,15 @@ trap cleanup EXIT
 # without the buildx plugin refuses DOCKER_BUILDKIT=1, and the classic builder
 # cannot run the Dockerfile's RUN --mount caches, so Debian's client is
 # preferred to any other docker on PATH.
-if ! command -v dockerd >/dev/null; then
-  say "installing docker.io"
+missing=()
+command -v dockerd >/dev/null || missing+=(docker.io)
+command -v curl >/dev/null || missing+=(curl)
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  { apt-get install -y --no-install-recommends docker.io ||
-    { apt-get update && apt-get install -y --no-install-recommends docker.io; }; } >/dev/null ||
-    fail "could not install docker.io"
+  { apt-get install -y --no-install-recommends "${missing[@]}" ||
+    { apt-get update && apt-get install -y --no-install-recommends "${missing[@]}"; }; } >/dev/null ||
+    fail "could not install ${missing[*]}"
 fi
 if [ -x /usr/bin/docker ]; then docker=/usr/bin/docker; else docker=$(command -v docker) || fail "no docker client"; fi
 export DOCKER_BUILDKIT=1
