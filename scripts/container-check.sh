@@ -83,10 +83,6 @@ cleanup() {
     fi
   fi
   if [ -n "$dockerd_pid" ]; then
-    if [ "$code" -ne 0 ]; then
-      echo "--- dockerd log (last 20 lines)" >&2
-      tail -n 20 "$tmp/dockerd.log" | sed 's/^/    /' >&2
-    fi
     say "stopping the dockerd it started"
     kill "$dockerd_pid" 2>/dev/null
     for _ in $(seq 30); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 1; done
@@ -96,6 +92,8 @@ cleanup() {
   exit "$code"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 [ "$(id -u)" -eq 0 ] || fail "needs root (to install and start Docker and read the container's /proc entry)"
 
@@ -121,7 +119,7 @@ if ! "$docker" info >/dev/null 2>&1; then
   dockerd >"$tmp/dockerd.log" 2>&1 &
   dockerd_pid=$!
   for _ in $(seq 60); do "$docker" info >/dev/null 2>&1 && break; sleep 0.5; done
-  "$docker" info >/dev/null 2>&1 || fail "dockerd did not start"
+  "$docker" info >/dev/null 2>&1 || fail "dockerd did not start: $(tail -n 20 "$tmp/dockerd.log")"
 fi
 
 # The stand-in base images.
@@ -199,12 +197,13 @@ commit=$(git rev-parse HEAD 2>/dev/null || echo "")
 built=$(git log -1 --format=%cI 2>/dev/null || echo "")
 say "building $image (VERSION=$version)"
 t=$(date +%s)
-"$docker" build --progress=plain -t "$image" \
+# A cold build takes about 5 minutes on two cores; a hung one fails.
+timeout 1200 "$docker" build --progress=plain -t "$image" \
   --build-arg GO_IMAGE="$go_image" --build-arg RUN_IMAGE="$run_image" \
   --build-arg VERSION="$version" --build-arg COMMIT="$commit" --build-arg BUILT="$built" \
   . >"$tmp/build.log" 2>&1 || {
   tail -n 40 "$tmp/build.log" | sed 's/^/    /' >&2
-  fail "docker build failed"
+  fail "docker build failed (or took over 20 minutes)"
 }
 say "built in $(($(date +%s) - t))s"
 
