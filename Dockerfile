@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # The licentia image: a static binary on distroless/static (CA certificates,
 # /etc/passwd with the nonroot user, no shell, no package manager).
 #
@@ -8,10 +7,20 @@
 #     --build-arg BUILT=$(git log -1 --format=%cI) .
 #   docker run -p 8080:8080 -v licentia-data:/data licentia
 #
-# cmd/licentia/container_test.go builds the binary with these flags and
-# starts it with this environment outside a container.
+# It needs BuildKit (Docker 20.10 or later; the default builder since 23.0)
+# for the RUN --mount caches. There is no "# syntax=" line: that would fetch
+# the Dockerfile frontend from a registry at every build, and the frontend
+# built into Docker 20.10 and later reads this file as it is.
+#
+# GO_IMAGE and RUN_IMAGE name the base images. CI, whose machines reach no
+# image registry, sets them to stand-ins made from local files and builds and
+# starts this image (scripts/container-check.sh); cmd/licentia/container_test.go
+# also builds the binary with these flags and starts it with this environment
+# outside a container, on every go test.
+ARG GO_IMAGE=golang:1.26
+ARG RUN_IMAGE=gcr.io/distroless/static-debian12:nonroot
 
-FROM golang:1.26 AS build
+FROM ${GO_IMAGE} AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
@@ -27,7 +36,7 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
       -o /out/licentia ./cmd/licentia \
  && mkdir -p /out/data
 
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM ${RUN_IMAGE}
 COPY --from=build /out/licentia /licentia
 # The data directory belongs to the nonroot user (65532), so a new volume
 # mounted there is writable: the SQLite database and a generated master key.
