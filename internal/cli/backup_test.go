@@ -104,14 +104,22 @@ func load(base, key string, workers int, stop <-chan struct{}) (*committed, *syn
 	return c, &wg
 }
 
+// useMasterKey writes the master key rawKey(fill) to a file of its own and
+// configures h with it; it returns the file.
+func (h *harness) useMasterKey(t *testing.T, fill byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "master.key")
+	writeFile(t, path, rawKey(fill))
+	h.vars["LICENTIA_MASTER_KEY_FILE"] = path
+	return path
+}
+
 // TestBackupWhileServing backs up a database while licences are issued
 // and machines activated, restores it into a fresh data directory, and
 // finds there every change committed before the backup began.
 func TestBackupWhileServing(t *testing.T) {
 	h := newHarness(t)
-	keyPath := filepath.Join(t.TempDir(), "master.key")
-	writeFile(t, keyPath, rawKey(1))
-	h.vars["LICENTIA_MASTER_KEY_FILE"] = keyPath
+	keyPath := h.useMasterKey(t, 1)
 	_, base := h.serve(t, io.Discard)
 	h.org(t, "acme", "business")
 	key := h.ok(t, "apikey", "create", "--org", "acme",
@@ -237,9 +245,7 @@ func jsonInt(t *testing.T, v any) int64 {
 // safely, writing nothing.
 func TestRestoreRefused(t *testing.T) {
 	h := newHarness(t)
-	keyPath := filepath.Join(t.TempDir(), "master.key")
-	writeFile(t, keyPath, rawKey(1))
-	h.vars["LICENTIA_MASTER_KEY_FILE"] = keyPath
+	h.useMasterKey(t, 1)
 	h.serve(t, io.Discard) // records the master key's fingerprint
 	h.org(t, "acme", "studio")
 	file := filepath.Join(t.TempDir(), "licentia.backup")

@@ -25,9 +25,7 @@ import (
 // table holds what the SQLite database held.
 func TestMigrateData(t *testing.T) {
 	src := newHarness(t)
-	keyPath := filepath.Join(t.TempDir(), "master.key")
-	writeFile(t, keyPath, rawKey(3))
-	src.vars["LICENTIA_MASTER_KEY_FILE"] = keyPath
+	keyPath := src.useMasterKey(t, 3)
 	// Deliveries go to a closed port: they wait, queued, in the database.
 	src.vars["LICENTIA_WEBHOOK_RESOLVE"] = "hooks.example.com:443:127.0.0.1:9"
 	src.vars["LICENTIA_BASE_URL"] = "https://licentia.example.org"
@@ -188,9 +186,7 @@ func allLicences(t *testing.T, st store.Store) []store.CheckedLicence {
 // cannot be made whole.
 func TestMigrateDataRefused(t *testing.T) {
 	src := newHarness(t)
-	keyPath := filepath.Join(t.TempDir(), "master.key")
-	writeFile(t, keyPath, rawKey(4))
-	src.vars["LICENTIA_MASTER_KEY_FILE"] = keyPath
+	src.useMasterKey(t, 4)
 	_, base := src.serve(t, io.Discard)
 	src.org(t, "acme", "business")
 	key := src.ok(t, "apikey", "create", "--org", "acme", "--scopes", "products:write,licences:write")["key"].(string)

@@ -97,9 +97,7 @@ func TestRestorePostgres(t *testing.T) {
 	schema := u.Query().Get("search_path")
 
 	h := newHarness(t)
-	keyPath := filepath.Join(t.TempDir(), "master.key")
-	writeFile(t, keyPath, rawKey(1))
-	h.vars["LICENTIA_MASTER_KEY_FILE"] = keyPath
+	keyPath := h.useMasterKey(t, 1)
 	h.vars["LICENTIA_DATABASE_URL"] = src
 	h.vars["LICENTIA_BASE_URL"] = "https://licentia.example.org" // webhooks need it
 	_, base := h.serve(t, io.Discard)

@@ -27,13 +27,13 @@ import (
 	"github.com/licentia/licentia/sdk"
 )
 
-var moveLicences = flag.Int("move-licences", 20_000, "licences TestMoveToPostgres loads (3 activations each); 1000000 for the full data set")
+var moveLicences = flag.Int("move-licences", 5_000, "licences TestMoveToPostgres loads (3 activations each); 1000000 for the full data set")
 
 // TestMoveToPostgres loads the data set into SQLite with a real signing key
 // sealed under a real master key, moves it with licentia migrate-data, and
 // finds on PostgreSQL every licence as it was, field by field, the same
 // counts and plan count, and every licence's key verifying against the
-// moved product through the service's catalogue. CI runs it on 20,000
+// moved product through the service's catalogue. CI runs it on 5,000
 // licences; the one-million-licence run (BENCHMARKS.md) is
 //
 //	go test ./tools/dataload -run TestMoveToPostgres -move-licences 1000000 -timeout 60m -v
