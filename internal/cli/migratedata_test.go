@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -227,6 +228,33 @@ func TestMigrateDataRefused(t *testing.T) {
 		}
 		if n := postgresCount(t, to, `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()`); n != 0 {
 			t.Errorf("PostgreSQL holds %d tables after the refusal, want none", n)
+		}
+	})
+
+	// Four moves into one database at once: one copies, the others wait for
+	// its tables' locks, then find its rows and write nothing.
+	t.Run("at once", func(t *testing.T) {
+		to := storetest.PostgresURL(t)
+		results := make([]result, 4)
+		var wg sync.WaitGroup
+		for i := range results {
+			wg.Go(func() { results[i] = src.run(t, "migrate-data", "--from", from, "--to", to) })
+		}
+		wg.Wait()
+		copied := 0
+		for _, r := range results {
+			switch {
+			case r.code == 0:
+				copied++
+			case !strings.Contains(r.stderr, `"code":"conflict"`) || !strings.Contains(r.stderr, "already holds data"):
+				t.Errorf("a concurrent move: exit %d, stderr %s, want success or conflict", r.code, r.stderr)
+			}
+		}
+		if copied != 1 {
+			t.Errorf("%d moves copied, want 1", copied)
+		}
+		if n := postgresCount(t, to, `SELECT count(*) FROM licences`); n != 1 {
+			t.Errorf("PostgreSQL holds %d licences after the concurrent moves, want the 1 copied once", n)
 		}
 	})
 

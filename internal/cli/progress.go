@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -134,18 +135,28 @@ func (p *progress) draw(now time.Time) {
 }
 
 // line is the count, its rate and, towards a known total, the time left.
+// Bytes are shown in megabytes, "128.6 of 199.5 MB written".
 func (p *progress) line(now time.Time) string {
 	elapsed := now.Sub(p.start)
-	s := thousands(p.done)
-	if p.total > 0 {
-		s += " of " + thousands(p.total)
+	amount, unit := thousands, p.unit
+	if rest, ok := strings.CutPrefix(p.unit, "bytes"); ok {
+		amount = func(n int64) string { return fmt.Sprintf("%.1f", float64(n)/1e6) }
+		unit = "MB" + rest
 	}
-	s += " " + p.unit
+	s := amount(p.done)
+	if p.total > 0 {
+		s += " of " + amount(p.total)
+	}
+	s += " " + unit
 	if elapsed < time.Second/10 || p.done == 0 {
 		return s
 	}
 	rate := float64(p.done) / elapsed.Seconds()
-	s += ", " + thousands(int64(rate)) + "/s"
+	s += ", " + amount(int64(rate))
+	if unit != p.unit {
+		s += " MB"
+	}
+	s += "/s"
 	if p.total > p.done {
 		left := time.Duration(float64(p.total-p.done) / rate * float64(time.Second))
 		s += ", " + left.Round(time.Second).String() + " left"

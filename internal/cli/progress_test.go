@@ -43,7 +43,8 @@ func TestProgressLine(t *testing.T) {
 	}
 }
 
-func TestProgressWithoutTotal(t *testing.T) {
+// Bytes are counted in megabytes, with or without a total.
+func TestProgressBytes(t *testing.T) {
 	start := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	clk := clock.NewFake(start)
 	var out bytes.Buffer
@@ -52,7 +53,14 @@ func TestProgressWithoutTotal(t *testing.T) {
 	clk.Set(start.Add(2 * time.Second))
 	p.add(3_000_000)
 	p.finish()
-	if got, want := out.String(), "\r\x1b[Kbackup: 3,000,000 bytes written, 1,500,000/s\r\x1b[Kbackup: 3,000,000 bytes written, 1,500,000/s\n"; got != want {
+	if got, want := out.String(), "\r\x1b[Kbackup: 3.0 MB written, 1.5 MB/s\r\x1b[Kbackup: 3.0 MB written, 1.5 MB/s\n"; got != want {
+		t.Errorf("progress wrote %q, want %q", got, want)
+	}
+	out.Reset()
+	p.count("bytes copied", 4_000_000)
+	clk.Set(start.Add(3 * time.Second))
+	p.set(1_000_000)
+	if got, want := out.String(), "\r\x1b[Kbackup: 1.0 of 4.0 MB copied, 1.0 MB/s, 3s left"; got != want {
 		t.Errorf("progress wrote %q, want %q", got, want)
 	}
 }

@@ -32,6 +32,11 @@ func TestCodeBindings(t *testing.T) {
 		e.member(t, e.org.ID, "ada@acme.example", licentia.RoleAdmin)
 		c, other := e.register(t, "Claude Desktop"), e.register(t, "Cursor")
 		code := e.codeFor(t, c, "ada@acme.example")
+		// One character changed, whatever the code's last one was.
+		unknown := code[:len(code)-1] + "x"
+		if unknown == code {
+			unknown = code[:len(code)-1] + "y"
+		}
 		good := func() url.Values {
 			return url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirectURI},
 				"client_id": {c.id}, "code_verifier": {c.verifier}}
@@ -48,7 +53,7 @@ func TestCodeBindings(t *testing.T) {
 			{"the challenge as verifier", func(f url.Values) { f.Set("code_verifier", oauth2.S256ChallengeFromVerifier(c.verifier)) }, 400, "invalid_grant"},
 			{"a short verifier", func(f url.Values) { f.Set("code_verifier", c.verifier[:42]) }, 400, "invalid_grant"},
 			{"another resource", func(f url.Values) { f.Set("resource", "https://other.example/mcp") }, 400, "invalid_target"},
-			{"an unknown code", func(f url.Values) { f.Set("code", code[:42]+"x") }, 400, "invalid_grant"},
+			{"an unknown code", func(f url.Values) { f.Set("code", unknown) }, 400, "invalid_grant"},
 			{"no verifier", func(f url.Values) { f.Del("code_verifier") }, 400, "invalid_request"},
 			{"no redirect URI", func(f url.Values) { f.Del("redirect_uri") }, 400, "invalid_request"},
 			{"no code", func(f url.Values) { f.Del("code") }, 400, "invalid_request"},
