@@ -44,7 +44,7 @@ func backupCommand(ctx context.Context, args []string, env Env) error {
 func backupSQLite(ctx context.Context, path, to string, env Env) error {
 	clk := clock.System{}
 	start := clk.Now()
-	p := newProgress(env.Stderr, "backup", "bytes")
+	p := newProgress(env.Stderr, "backup")
 	p.say("copying %s", path)
 	p.count("bytes written", 0)
 	size, err := backup.Snapshot(ctx, path, to, func(written, total int64) {
@@ -172,7 +172,7 @@ func backupPostgres(ctx context.Context, rawURL, to string, env Env) error {
 	}
 	clk := clock.System{}
 	start := clk.Now()
-	newProgress(env.Stderr, "backup", "").say("running pg_dump")
+	newProgress(env.Stderr, "backup").say("running pg_dump")
 	if err := c.run(ctx, env.Stderr); err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ func migrateDataCommand(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 
-	p := newProgress(env.Stderr, "migrate-data", "rows")
+	p := newProgress(env.Stderr, "migrate-data")
 	p.say("copying %s to %s", path, target)
 	p.count("rows copied", 0)
 	res, err := migratedata.Copy(ctx, path, *to, migratedata.Options{Progress: func(done, total int64) {

@@ -24,7 +24,7 @@ func isTerminal(w io.Writer) bool {
 
 // progress shows what a long command has done on one line of a terminal:
 //
-//	verify: 412,000 of 1,000,000 licences, 85,310/s, 7s left
+//	verify: 412,000 of 1,000,000 licences checked, 85,310/s, 7s left
 //
 // rewritten at most five times a second. Off a terminal it shows nothing:
 // in a script or a log the command's JSON summary line is the whole answer.
@@ -33,7 +33,7 @@ type progress struct {
 	w     io.Writer // nil: nothing is shown
 	clk   clock.Clock
 	label string // the command, "verify"
-	unit  string // what is counted, "licences"
+	unit  string // what is counted, "licences checked"
 
 	mu          sync.Mutex
 	start, last time.Time
@@ -41,10 +41,10 @@ type progress struct {
 	drawn       bool
 }
 
-// newProgress returns the progress of command, counted in unit, for
-// stderr.
-func newProgress(stderr io.Writer, command, unit string) *progress {
-	p := &progress{clk: clock.System{}, label: command, unit: unit}
+// newProgress returns the progress of command for stderr; count names
+// what it counts.
+func newProgress(stderr io.Writer, command string) *progress {
+	p := &progress{clk: clock.System{}, label: command}
 	if isTerminal(stderr) {
 		p.w = stderr
 	}

@@ -41,7 +41,7 @@ func TestProgressOnTerminal(t *testing.T) {
 	if !isTerminal(tty) {
 		t.Fatalf("isTerminal(%s) = false, want true", tty.Name())
 	}
-	p := newProgress(tty, "verify", "licences")
+	p := newProgress(tty, "verify")
 	p.say("checking")
 	p.count("licences checked", 10)
 	p.set(10)

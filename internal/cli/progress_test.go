@@ -74,7 +74,7 @@ func TestProgressOffTerminal(t *testing.T) {
 	defer f.Close()
 	var buf bytes.Buffer
 	for _, w := range []io.Writer{f, &buf} {
-		p := newProgress(w, "verify", "licences")
+		p := newProgress(w, "verify")
 		p.say("starting")
 		p.count("licences", 10)
 		p.set(5)

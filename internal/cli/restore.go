@@ -48,7 +48,7 @@ func restoreCommand(ctx context.Context, args []string, env Env) error {
 func restoreSQLite(ctx context.Context, cfg config.Config, path, from string, env Env) error {
 	clk := clock.System{}
 	start := clk.Now()
-	p := newProgress(env.Stderr, "restore", "bytes")
+	p := newProgress(env.Stderr, "restore")
 	c, err := backup.Inspect(ctx, from)
 	if err != nil {
 		return licentia.Errorf(licentia.CodeValidationFailed, "restore: %s", err)
@@ -176,7 +176,7 @@ func restorePostgres(ctx context.Context, cfg config.Config, from string, env En
 	c.args = append(c.args, from)
 	clk := clock.System{}
 	start := clk.Now()
-	p := newProgress(env.Stderr, "restore", "licences")
+	p := newProgress(env.Stderr, "restore")
 	p.say("reading %s", from)
 	d, err := backup.InspectDump(ctx, from)
 	if err != nil {

@@ -34,7 +34,7 @@ func verifyCommand(ctx context.Context, args []string, env Env) error {
 		return err
 	}
 	defer st.Close()
-	p := newProgress(env.Stderr, "verify", "licences")
+	p := newProgress(env.Stderr, "verify")
 	report, err := integrity.Check(ctx, st, m, checkOptions(p))
 	p.finish()
 	if err != nil {
