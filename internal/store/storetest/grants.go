@@ -3,7 +3,6 @@ package storetest
 import (
 	"crypto/rand"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -146,34 +145,18 @@ func testUseAssistantToken(t *testing.T, s store.Store) {
 // testUseAssistantTokenRace: of racers exchanging one refresh token at
 // once, exactly one is told it changed it.
 func testUseAssistantTokenRace(t *testing.T, s store.Store) {
-	const racers = 8
 	ctx := t.Context()
 	o := createOrganization(t, s, "acme")
 	g := newGrant(o.ID, licentia.NewID(), base)
 	tok := newAssistantToken(g, licentia.TokenRefresh)
 	createGrants(t, s, []*licentia.Grant{g}, tok)
-	used := make([]bool, racers)
-	errs := make([]error, racers)
-	var wg sync.WaitGroup
-	for i := range racers {
-		wg.Go(func() {
-			errs[i] = s.InTx(ctx, func(tx store.Tx) error {
-				var err error
-				used[i], err = tx.UseAssistantToken(ctx, tok.TokenHash, base.Add(time.Duration(i+1)*time.Second))
-				return err
-			})
+	winners := race(t, func() (used bool, err error) {
+		err = s.InTx(ctx, func(tx store.Tx) error {
+			used, err = tx.UseAssistantToken(ctx, tok.TokenHash, base.Add(time.Second))
+			return err
 		})
-	}
-	wg.Wait()
-	winners := 0
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("racer %d: error = %v", i, err)
-		}
-		if used[i] {
-			winners++
-		}
-	}
+		return used, err
+	})
 	if winners != 1 {
 		t.Errorf("UseAssistantToken() changed for %d racers, want 1", winners)
 	}

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -282,29 +281,13 @@ func testProviderEvents(t *testing.T, s store.Store) {
 		t.Error("RecordProviderEvent() after a rollback = false, want true")
 	}
 
-	const racers = 8
-	wins := make([]bool, racers)
-	errs := make([]error, racers)
-	var wg sync.WaitGroup
-	for i := range racers {
-		wg.Go(func() {
-			errs[i] = s.InTx(ctx, func(tx store.Tx) error {
-				var err error
-				wins[i], err = tx.RecordProviderEvent(ctx, one.ID, "evt_race", base)
-				return err
-			})
+	won := race(t, func() (isNew bool, err error) {
+		err = s.InTx(ctx, func(tx store.Tx) error {
+			isNew, err = tx.RecordProviderEvent(ctx, one.ID, "evt_race", base)
+			return err
 		})
-	}
-	wg.Wait()
-	won := 0
-	for i := range racers {
-		if errs[i] != nil {
-			t.Errorf("racer %d: error = %v", i, errs[i])
-		}
-		if wins[i] {
-			won++
-		}
-	}
+		return isNew, err
+	})
 	if won != 1 {
 		t.Errorf("racers finding the event new = %d, want exactly 1", won)
 	}

@@ -3,7 +3,6 @@ package storetest
 import (
 	"crypto/rand"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -187,35 +186,19 @@ func testUseAuthorizationCode(t *testing.T, s store.Store) {
 // testUseAuthorizationCodeRace: of racers exchanging one code at once,
 // exactly one is told it changed it.
 func testUseAuthorizationCodeRace(t *testing.T, s store.Store) {
-	const racers = 8
 	ctx := t.Context()
 	_, _, codes := createCodeFixture(t, s, func(*licentia.AuthorizationCode) {})
 	code := codes[0]
-	used := make([]bool, racers)
-	errs := make([]error, racers)
-	var wg sync.WaitGroup
-	for i := range racers {
-		wg.Go(func() {
-			errs[i] = s.InTx(ctx, func(tx store.Tx) error {
-				if _, err := tx.AuthorizationCode(ctx, code.CodeHash); err != nil {
-					return err
-				}
-				var err error
-				used[i], err = tx.UseAuthorizationCode(ctx, code.CodeHash, base.Add(time.Duration(i+1)*time.Second))
+	winners := race(t, func() (used bool, err error) {
+		err = s.InTx(ctx, func(tx store.Tx) error {
+			if _, err := tx.AuthorizationCode(ctx, code.CodeHash); err != nil {
 				return err
-			})
+			}
+			used, err = tx.UseAuthorizationCode(ctx, code.CodeHash, base.Add(time.Second))
+			return err
 		})
-	}
-	wg.Wait()
-	winners := 0
-	for i, err := range errs {
-		if err != nil {
-			t.Errorf("racer %d: error = %v", i, err)
-		}
-		if used[i] {
-			winners++
-		}
-	}
+		return used, err
+	})
 	if winners != 1 {
 		t.Errorf("UseAuthorizationCode() changed for %d racers, want 1", winners)
 	}
