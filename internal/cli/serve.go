@@ -156,7 +156,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		closers = append(closers, metricsSrv.close)
 	}
 	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, metrics: metricsSrv, mail: sender,
-		jobs: jobs(st, svc, act, cat, worker, cons, authz, clk), http: &http.Server{
+		jobs: jobs(st, svc, act, cat, worker, cons, authz, srv, clk), http: &http.Server{
 			Handler:           mount(srv, cons.Handler(), assistants, authz.Handler()),
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       httpapi.ReadTimeout,
