@@ -39,6 +39,7 @@ type App struct {
 	cfg      config.Config
 	log      *slog.Logger
 	store    store.Store
+	release  func() error // lets go of the database's lock file (holdDatabase)
 	listener net.Listener
 	http     *http.Server
 	// debug and metrics are the profiler's and the metrics' servers, nil
@@ -70,6 +71,11 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
+	release, err := holdDatabase(cfg)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, release)
 	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return nil, err
@@ -155,7 +161,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		}
 		closers = append(closers, metricsSrv.close)
 	}
-	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, metrics: metricsSrv, mail: sender,
+	a := &App{cfg: cfg, log: log, store: st, release: release, listener: ln, debug: debug, metrics: metricsSrv, mail: sender,
 		jobs: jobs(st, svc, act, cat, worker, cons, authz, srv, clk), http: &http.Server{
 			Handler:           mount(srv, cons.Handler(), assistants, authz.Handler()),
 			ReadHeaderTimeout: 10 * time.Second,
@@ -246,7 +252,8 @@ func (a *App) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the listener, when Run has not, and the storage.
+// Close releases the listener, when Run has not, the storage and its lock
+// file.
 func (a *App) Close() error {
 	err := a.listener.Close()
 	if errors.Is(err, net.ErrClosed) {
@@ -257,7 +264,7 @@ func (a *App) Close() error {
 			err = errors.Join(err, d.close())
 		}
 	}
-	return errors.Join(err, a.store.Close())
+	return errors.Join(err, a.store.Close(), a.release())
 }
 
 // serveGCPercent is the garbage collector's target when GOGC is unset.
