@@ -58,7 +58,7 @@ type rotation struct {
 // process needs no restart.
 func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, newFile string) (*rotation, error) {
 	path := masterKeyPath(cfg)
-	old, err := signing.LoadMasterKey(path)
+	old, err := openMasterKey(cfg, "masterkey rotate")
 	if err != nil {
 		return nil, err
 	}
@@ -69,9 +69,9 @@ func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, new
 	if recorded != "" && recorded != old.Fingerprint() {
 		return nil, fmt.Errorf("masterkey rotate: %s has fingerprint %s, the database %s", path, old.Fingerprint(), recorded)
 	}
-	raw, err := os.ReadFile(newFile)
+	raw, err := readNamedFile("masterkey rotate", "--new-key-file", newFile)
 	if err != nil {
-		return nil, fmt.Errorf("masterkey rotate: %w", err)
+		return nil, err
 	}
 	next, err := signing.NewMasterKey(raw)
 	if err != nil {
