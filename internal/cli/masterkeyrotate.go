@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
@@ -75,10 +76,11 @@ func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, new
 	}
 	next, err := signing.NewMasterKey(raw)
 	if err != nil {
-		return nil, fmt.Errorf("masterkey rotate: %s: %w", newFile, err)
+		return nil, &licentia.Error{Code: licentia.CodeMasterKeyInvalid, Err: err, Message: fmt.Sprintf(
+			"masterkey rotate: --new-key-file %s does not hold a master key: %v; make one with head -c 32 /dev/urandom", newFile, err)}
 	}
 	if next.Fingerprint() == old.Fingerprint() {
-		return nil, fmt.Errorf("masterkey rotate: the new key is the current key")
+		return nil, usageError("masterkey rotate: the new key is the current key: give --new-key-file a new key")
 	}
 	res := &rotation{OldFingerprint: old.Fingerprint(), NewFingerprint: next.Fingerprint(), KeyFile: path,
 		PreviousFile: path + ".previous-" + old.Fingerprint()}
