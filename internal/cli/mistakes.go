@@ -36,12 +36,17 @@ func checkNamedFile(command, name, path string) error {
 	return nil
 }
 
+// namedFileError is the error of reading path, given by name; command is
+// "" for a variable that every command reads.
 func namedFileError(command, name, path string, err error) error {
+	if command != "" {
+		name = command + ": " + name
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return &licentia.Error{Code: licentia.CodeFileNotFound, Err: err,
-			Message: fmt.Sprintf("%s: %s names %s, which does not exist: give the path of an existing file", command, name, path)}
+			Message: fmt.Sprintf("%s names %s, which does not exist: give the path of an existing file", name, path)}
 	}
-	return fmt.Errorf("%s: %s %s: %w", command, name, path, err)
+	return fmt.Errorf("%s %s: %w", name, path, err)
 }
 
 // checkDirectory reports a file to be written (the name flag of command)

@@ -59,7 +59,7 @@ func loadPlans(cfg config.Config) (licentia.Plans, error) {
 	}
 	f, err := os.Open(cfg.PlansFile)
 	if err != nil {
-		return nil, namedFileError("plans", "LICENTIA_PLANS_FILE", cfg.PlansFile, err)
+		return nil, namedFileError("", "LICENTIA_PLANS_FILE", cfg.PlansFile, err)
 	}
 	defer f.Close()
 	return licentia.ReadPlans(f)
