@@ -272,9 +272,8 @@ func (s *Service) Activate(ctx context.Context, in Activate) (*Result, error) {
 		if err != nil {
 			return err
 		}
-		if allowed := l.MachinesAllowed(p.MachinesPerSeat); l.LiveActivations >= allowed {
-			return &licentia.Error{Code: licentia.CodeSeatLimitReached, Message: "Every seat of the licence is taken.",
-				Details: map[string]any{"limit": allowed, "active": l.LiveActivations, "limit_kind": l.LimitKind}}
+		if l.LiveActivations >= l.MachinesAllowed(p.MachinesPerSeat) {
+			return licentia.SeatLimitReached(l, p.MachinesPerSeat, l.LiveActivations)
 		}
 		a := &licentia.Activation{ID: licentia.NewID(), OrgID: l.OrgID, LicenceID: l.ID, MachineID: m.ID,
 			Label: m.Label, OS: m.OS, AppVersion: m.AppVersion, ActivatedAt: now, LastSeenAt: now}

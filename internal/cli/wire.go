@@ -59,7 +59,7 @@ func loadPlans(cfg config.Config) (licentia.Plans, error) {
 	}
 	f, err := os.Open(cfg.PlansFile)
 	if err != nil {
-		return nil, fmt.Errorf("LICENTIA_PLANS_FILE: %w", err)
+		return nil, namedFileError("", "LICENTIA_PLANS_FILE", cfg.PlansFile, err)
 	}
 	defer f.Close()
 	return licentia.ReadPlans(f)
