@@ -39,6 +39,8 @@ func TestRefusals(t *testing.T) {
 				"POST", "/v1/admin/licences/" + lic + "/revoke", map[string]any{"reason": "no"}, licentia.CodeInsufficientScope},
 			{"a viewer invites", "viewer", "invite_member", map[string]any{"email": "x@acme.example", "role": "viewer"},
 				"POST", "/v1/admin/invitations", map[string]any{"email": "x@acme.example", "role": "viewer"}, licentia.CodeInsufficientRole},
+			{"an address mail cannot be sent to", "owner", "invite_member", map[string]any{"email": "a..b@acme.example", "role": "viewer"},
+				"POST", "/v1/admin/invitations", map[string]any{"email": "a..b@acme.example", "role": "viewer"}, licentia.CodeValidationFailed},
 			{"an admin removes themself", "admin", "remove_member", map[string]any{"id": adminID},
 				"DELETE", "/v1/admin/members/" + adminID, nil, licentia.CodeForbidden},
 			{"an admin changes the owner", "admin", "change_member_role", map[string]any{"id": e.ownerID(t), "role": "viewer"},
