@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,7 +59,16 @@ func (a API) Get(ctx context.Context, apiKey, path string, notFound error, into 
 	default:
 		return fmt.Errorf("GET %s: %w: status %d", path, ErrUnavailable, resp.StatusCode)
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswer)).Decode(into); err != nil {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return fmt.Errorf("GET %s: %w: %w", path, ErrUnavailable, TransportError(err))
+	}
+	// An answer is part of the event it was asked for: text that decoding
+	// would replace with U+FFFD is refused as the event's own would be.
+	if !IsText(raw) {
+		return fmt.Errorf("GET %s: %w", path, ErrTextInvalid)
+	}
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(into); err != nil {
 		return fmt.Errorf("GET %s: %w: undecodable answer: %w", path, ErrUnavailable, err)
 	}
 	return nil
