@@ -30,7 +30,9 @@ type API struct {
 // Get calls GET path with apiKey as a bearer token and decodes a 200 answer
 // into into. A 401 is ErrTokenRefused and a 403 ErrPermissionDenied; a 404 is
 // notFound when it is set (ErrNoSuchProduct for a product), otherwise, like
-// any other answer, a network failure or a timeout, ErrUnavailable. Errors
+// any other answer, a network failure or a timeout, ErrUnavailable. An
+// answer holding text that is not valid UTF-8 is ErrUnavailable and
+// ErrTextInvalid both. Errors
 // name the path without its query, which may hold an order id, and never
 // the key.
 func (a API) Get(ctx context.Context, apiKey, path string, notFound error, into any) error {
@@ -63,10 +65,11 @@ func (a API) Get(ctx context.Context, apiKey, path string, notFound error, into 
 	if err != nil {
 		return fmt.Errorf("GET %s: %w: %w", path, ErrUnavailable, TransportError(err))
 	}
-	// An answer is part of the event it was asked for: text that decoding
-	// would replace with U+FFFD is refused as the event's own would be.
+	// Text that decoding would replace with U+FFFD makes the answer
+	// unusable, as a failure of the provider; an event that needed it is
+	// refused as if the event held it (ErrTextInvalid).
 	if !IsText(raw) {
-		return fmt.Errorf("GET %s: %w", path, ErrTextInvalid)
+		return fmt.Errorf("GET %s: %w: %w", path, ErrUnavailable, ErrTextInvalid)
 	}
 	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(into); err != nil {
 		return fmt.Errorf("GET %s: %w: undecodable answer: %w", path, ErrUnavailable, err)

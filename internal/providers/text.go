@@ -5,8 +5,9 @@ import (
 	"unicode/utf8"
 )
 
-// ErrTextInvalid reports a provider's event, or an answer of its API, that
-// holds text IsText refuses. Nothing of it may be stored.
+// ErrTextInvalid reports an answer of a provider's API that holds text
+// IsText refuses. Nothing of it may be stored: an event that needed the
+// answer is refused as if the event held the text.
 var ErrTextInvalid = errors.New("the provider sent text that is not valid UTF-8")
 
 // IsText reports whether b, a provider's JSON, holds only text that
