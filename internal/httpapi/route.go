@@ -8,6 +8,7 @@ import (
 	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/ratelimit"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // handlerFunc is a route's handler: it decodes, calls one operation, writes
@@ -23,7 +24,7 @@ func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 	s.scopes[pattern] = scope
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		caller, authErr := s.auth.Authenticate(r.Context(), authorization(r.Header))
-		if authErr == nil && forAssistant(r.Context()) {
+		if authErr == nil && web.IsForAssistant(r.Context()) {
 			caller = caller.AsAssistant()
 		}
 		if authErr != nil && licentia.ErrorCode(authErr) != licentia.CodeUnauthorized {
@@ -81,19 +82,6 @@ func notForAssistants(h handlerFunc) handlerFunc {
 		}
 		return h(w, r)
 	}
-}
-
-// ForAssistant marks a request made on behalf of an AI assistant, such as a
-// tool call of the MCP server: its caller, an API key included, is held to
-// the assistant guard-rails. Only code in the process can set it; no header
-// of a client's request does.
-func ForAssistant(ctx context.Context) context.Context {
-	return context.WithValue(ctx, assistantKey, true)
-}
-
-func forAssistant(ctx context.Context) bool {
-	v, _ := ctx.Value(assistantKey).(bool)
-	return v
 }
 
 // RouteScope returns the scope the administration route pattern needs, as

@@ -26,6 +26,7 @@ import (
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/ratelimit"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // Path is where the MCP server is served.
@@ -44,7 +45,7 @@ type Options struct {
 	BaseURL        string
 	TrustedProxies []netip.Prefix
 	// DatabaseTimeout bounds the reading of the caller's credential; 0
-	// means httpapi.DefaultDatabaseTimeout.
+	// means web.DefaultDatabaseTimeout.
 	DatabaseTimeout time.Duration
 	// Metrics counts requests; nil counts nothing.
 	Metrics *metrics.Metrics
@@ -80,7 +81,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{api: o.API, auth: o.Auth, limiter: o.Limiter, clock: o.Clock, log: o.Logger, proxies: o.TrustedProxies,
 		timeout: o.DatabaseTimeout, metrics: o.Metrics, metadata: o.BaseURL + "/.well-known/oauth-protected-resource"}
 	if s.timeout <= 0 {
-		s.timeout = httpapi.DefaultDatabaseTimeout
+		s.timeout = web.DefaultDatabaseTimeout
 	}
 	doc, err := parseDocument(httpapi.OpenAPI)
 	if err != nil {
@@ -152,14 +153,14 @@ var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{8,64}$`)
 // discovery, counted per client address against the admin limit so that
 // guessing is slow.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rq := &request{addr: httpapi.ClientAddr(r, s.proxies), id: r.Header.Get("X-Request-Id")}
+	rq := &request{addr: web.ClientAddr(r, s.proxies), id: r.Header.Get("X-Request-Id")}
 	if !requestIDRE.MatchString(rq.id) {
 		rq.id = licentia.NewID()
 	}
 	w.Header().Set("X-Request-Id", rq.id)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	httpapi.Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "mcp", Message: "request",
+	web.Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "mcp", Message: "request",
 		Pattern: func(*http.Request) string { return Path },
 		Fail: func(w http.ResponseWriter, _ *http.Request, _ any) {
 			writeError(w, rq.id, licentia.Errorf(licentia.CodeInternal, "An unexpected error occurred. Retry later with backoff."))
