@@ -18,7 +18,6 @@ import (
 	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
-	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/oauth"
@@ -169,7 +168,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 func (s *Server) clientAddr(r *http.Request) string { return web.ClientAddr(r, s.proxies) }
 
 // MaxBody is the largest form a console page takes, as the API's bodies.
-const MaxBody = httpapi.MaxBody
+const MaxBody = web.MaxBody
 
 // readForm parses a posted form of at most MaxBody bytes.
 func readForm(w http.ResponseWriter, r *http.Request) error {

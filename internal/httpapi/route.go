@@ -58,8 +58,8 @@ func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 			})
 			return
 		}
-		if !limitBody(w, r) {
-			s.writeError(w, r, errTooLarge)
+		if !web.LimitBody(w, r) {
+			s.writeError(w, r, web.ErrTooLarge)
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), callerKey, caller))
@@ -128,16 +128,6 @@ func (s *Server) allow(w http.ResponseWriter, r *http.Request, rule ratelimit.Ru
 	s.metrics.RateLimited(rule.Name)
 	w.Header().Set("Retry-After-"+rule.Name, strconv.FormatInt(ceilSeconds(res.Reset), 10))
 	return licentia.Errorf(licentia.CodeRateLimited, "Too many requests; retry after the seconds in Retry-After-%s.", rule.Name)
-}
-
-// limitBody refuses a body whose declared length is over MaxBody without
-// reading it, and caps the reading of any other at MaxBody.
-func limitBody(w http.ResponseWriter, r *http.Request) bool {
-	if r.ContentLength > MaxBody {
-		return false
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
-	return true
 }
 
 // callerOf returns the authenticated caller of an administration route.

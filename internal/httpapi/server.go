@@ -1,6 +1,7 @@
-// Package httpapi serves the HTTP interface: the route table, request
-// decoding, middleware, the error envelope and the OpenAPI document. Handlers
-// decode, call one operation and write JSON; rules live in the operations.
+// Package httpapi serves the HTTP interface: the route table, middleware,
+// the error envelope and the OpenAPI document. Handlers decode (with web's
+// strict decoder), call one operation and write JSON; rules live in the
+// operations.
 package httpapi
 
 import (

@@ -114,7 +114,7 @@ func New(o Options) (*Server, error) {
 	// MaxBody (413 payload_too_large, as a tool error), so a message may be
 	// some larger, for its envelope and JSON escapes.
 	s.mcp = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
-		Stateless: true, JSONResponse: true, DisableLocalhostProtection: true, MaxRequestBodyBytes: 4 * httpapi.MaxBody,
+		Stateless: true, JSONResponse: true, DisableLocalhostProtection: true, MaxRequestBodyBytes: 4 * web.MaxBody,
 	})
 	return s, nil
 }
