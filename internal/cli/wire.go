@@ -222,9 +222,11 @@ func newFrontDoors(cfg config.Config, ops *operations) (*frontDoors, error) {
 	if err != nil {
 		return nil, err
 	}
-	assistants, err := mcpserver.New(mcpserver.Options{API: srv, Auth: ops.auth, Limiter: ops.limiter, Clock: ops.clock,
-		Logger: ops.log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout,
-		Metrics: ops.metrics})
+	// The MCP server calls the API in-process, handed over here so that
+	// neither imports the other.
+	assistants, err := mcpserver.New(mcpserver.Options{API: srv, Document: httpapi.OpenAPI, Auth: ops.auth,
+		Limiter: ops.limiter, Clock: ops.clock, Logger: ops.log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies,
+		DatabaseTimeout: cfg.DatabaseTimeout, Metrics: ops.metrics})
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,6 @@ import (
 
 	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/clock"
-	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/ratelimit"
@@ -32,14 +31,28 @@ import (
 // Path is where the MCP server is served.
 const Path = "/mcp"
 
+// API is the administration API the tools call in-process: its handler,
+// and the scope each of its administration routes needs. The API server
+// (httpapi) is one; cli hands it over, so that neither front door imports
+// the other.
+type API interface {
+	http.Handler
+	// RouteScope returns the scope the administration route pattern
+	// needs, and false for a pattern that is not one.
+	RouteScope(pattern string) (licentia.Scope, bool)
+}
+
 // Options are the dependencies of a Server.
 type Options struct {
 	// API serves the administration routes the tools call.
-	API     *httpapi.Server
-	Auth    *auth.Authenticator
-	Limiter ratelimit.Limiter
-	Clock   clock.Clock
-	Logger  *slog.Logger
+	API API
+	// Document is the API's OpenAPI document, which describes each tool's
+	// input.
+	Document []byte
+	Auth     *auth.Authenticator
+	Limiter  ratelimit.Limiter
+	Clock    clock.Clock
+	Logger   *slog.Logger
 	// BaseURL is the service's public address (LICENTIA_BASE_URL): a 401
 	// names the protected resource metadata under it.
 	BaseURL        string
@@ -53,7 +66,7 @@ type Options struct {
 
 // Server is the MCP server.
 type Server struct {
-	api      *httpapi.Server
+	api      API
 	auth     *auth.Authenticator
 	limiter  ratelimit.Limiter
 	clock    clock.Clock
@@ -83,7 +96,7 @@ func New(o Options) (*Server, error) {
 	if s.timeout <= 0 {
 		s.timeout = web.DefaultDatabaseTimeout
 	}
-	doc, err := parseDocument(httpapi.OpenAPI)
+	doc, err := parseDocument(o.Document)
 	if err != nil {
 		return nil, err
 	}
