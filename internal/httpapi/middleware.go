@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"path"
-	"regexp"
 	"strings"
 	"time"
 
@@ -20,8 +19,6 @@ const (
 	callerKey
 )
 
-var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{8,64}$`)
-
 // requestID returns the request's id.
 func requestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey).(string)
@@ -34,13 +31,7 @@ func requestID(ctx context.Context) string {
 // (see route.go), after the route is known.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// A request id the client sends is echoed when it has the contract's
-		// shape; any other value is replaced, so a log line or an answer
-		// never carries text the client chose freely.
-		id := r.Header.Get("X-Request-Id")
-		if !requestIDRE.MatchString(id) {
-			id = licentia.NewID()
-		}
+		id := web.RequestID(r)
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
 		w.Header().Set("X-Request-Id", id)
 		w.Header().Set("Cache-Control", "no-store")

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -158,18 +157,13 @@ type request struct {
 	server        *mcp.Server
 }
 
-var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{8,64}$`)
-
 // ServeHTTP serves /mcp: it identifies the caller as the API does, then
 // hands the request to the SDK. A missing or refused credential answers 401
 // with the WWW-Authenticate challenge that starts an OAuth client's
 // discovery, counted per client address against the admin limit so that
 // guessing is slow.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rq := &request{addr: web.ClientAddr(r, s.proxies), id: r.Header.Get("X-Request-Id")}
-	if !requestIDRE.MatchString(rq.id) {
-		rq.id = licentia.NewID()
-	}
+	rq := &request{addr: web.ClientAddr(r, s.proxies), id: web.RequestID(r)}
 	w.Header().Set("X-Request-Id", rq.id)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
