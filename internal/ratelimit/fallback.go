@@ -45,6 +45,15 @@ func (f *Fallback) Peek(ctx context.Context, rule Rule, key string) (Result, err
 	return f.use(func(l Limiter) (Result, error) { return l.Peek(ctx, rule, key) })
 }
 
+// Release gives a request back where Allow would count now. A request
+// counted just before the shared limiter went down or came back may so be
+// given back to the other count, which the switch has already made
+// approximate; the window check keeps it from touching a later window.
+func (f *Fallback) Release(ctx context.Context, rule Rule, key string, counted Result) error {
+	_, err := f.use(func(l Limiter) (Result, error) { return Result{}, l.Release(ctx, rule, key, counted) })
+	return err
+}
+
 // use runs op on the shared limiter, or on the local one while the shared
 // one is down.
 func (f *Fallback) use(op func(Limiter) (Result, error)) (Result, error) {
