@@ -119,7 +119,7 @@ func (s *Server) signInLimits(r *http.Request, email string) []limit {
 	sum := sha256.Sum256([]byte(strings.ToLower(email)))
 	return []limit{
 		{ratelimit.SignInEmail, "email:" + hex.EncodeToString(sum[:16])},
-		{ratelimit.SignInAddress, "addr:" + s.clientAddr(r)},
+		{ratelimit.SignInAddress, ratelimit.ClientSubject(s.clientAddr(r))},
 	}
 }
 
