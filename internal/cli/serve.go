@@ -102,7 +102,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	limiter, ready, err := newLimiter(cfg, clk, log)
+	limiter, ready, err := newLimiter(cfg, clk, log, m)
 	if err != nil {
 		return nil, err
 	}
@@ -311,8 +311,9 @@ func newSender(cfg config.Config, log *slog.Logger) (mail.Sender, error) {
 
 // newLimiter returns the in-memory limiter, or with LICENTIA_REDIS_URL the
 // Redis limiter shared by every process, falling back to counting in memory
-// while Redis is unreachable; ready then reports whether Redis answers.
-func newLimiter(cfg config.Config, clk clock.Clock, log *slog.Logger) (ratelimit.Limiter, func() error, error) {
+// while Redis is unreachable, which m and the log show; ready then reports
+// whether Redis answers.
+func newLimiter(cfg config.Config, clk clock.Clock, log *slog.Logger, m *metrics.Metrics) (ratelimit.Limiter, func() error, error) {
 	local := ratelimit.NewMemory(clk)
 	if cfg.RedisURL == "" {
 		return local, nil, nil
@@ -327,5 +328,5 @@ func newLimiter(cfg config.Config, clk clock.Clock, log *slog.Logger) (ratelimit
 		}
 		return nil
 	}
-	return ratelimit.NewFallback(r, local, clk, log), ready, nil
+	return ratelimit.NewFallback(r, local, clk, log, m), ready, nil
 }

@@ -45,14 +45,14 @@ func (s *switchable) Release(ctx context.Context, rule ratelimit.Rule, key strin
 
 func TestFallbackSuite(t *testing.T) {
 	ratelimittest.Run(t, func(t *testing.T, clk *clock.Fake) ratelimit.Limiter {
-		return ratelimit.NewFallback(ratelimit.NewMemory(clk), ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler))
+		return ratelimit.NewFallback(ratelimit.NewMemory(clk), ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler), nil)
 	})
 }
 
 func TestFallbackWhenSharedIsDown(t *testing.T) {
 	clk := clock.NewFake(ratelimittest.Start)
 	shared := &switchable{Limiter: ratelimit.NewMemory(clk)}
-	f := ratelimit.NewFallback(shared, ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler))
+	f := ratelimit.NewFallback(shared, ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler), nil)
 	rule := ratelimit.Rule{Name: "t", Limit: 2, Window: time.Hour}
 	shared.down = true
 	for i, want := range []bool{true, true, false} {
@@ -93,7 +93,7 @@ func TestRedisUnreachable(t *testing.T) {
 func TestFallbackPeekWhenSharedIsDown(t *testing.T) {
 	clk := clock.NewFake(ratelimittest.Start)
 	shared := &switchable{Limiter: ratelimit.NewMemory(clk)}
-	f := ratelimit.NewFallback(shared, ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler))
+	f := ratelimit.NewFallback(shared, ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler), nil)
 	rule := ratelimit.Rule{Name: "t", Limit: 1, Window: time.Hour}
 	shared.down = true
 	if _, err := f.Allow(t.Context(), rule, "k"); err != nil {
@@ -113,7 +113,7 @@ func TestFallbackPeekWhenSharedIsDown(t *testing.T) {
 func TestFallbackReleaseWhenSharedIsDown(t *testing.T) {
 	clk := clock.NewFake(ratelimittest.Start)
 	shared := &switchable{Limiter: ratelimit.NewMemory(clk)}
-	f := ratelimit.NewFallback(shared, ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler))
+	f := ratelimit.NewFallback(shared, ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler), nil)
 	rule := ratelimit.Rule{Name: "t", Limit: 1, Window: time.Hour}
 	shared.down = true
 	res, err := f.Allow(t.Context(), rule, "k")
