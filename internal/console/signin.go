@@ -66,20 +66,20 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) error {
 	if err := is.Err(); err != nil {
 		return again(err)
 	}
-	held, wait, limited := s.reserve(r.Context(), s.signInLimits(r, email))
+	hs, wait, limited := s.reserve(r.Context(), s.signInLimits(r, email))
 	if limited {
 		return s.tooMany(w, r, wait, "/console/sign-in")
 	}
 	acct, ok, err := s.checkPassword(r.Context(), email, pw)
 	if err != nil {
-		s.release(r.Context(), held)
+		s.release(r.Context(), hs)
 		return fmt.Errorf("sign in: %w", err)
 	}
 	if !ok {
 		s.failed(r.Context())
 		return again(errSignIn)
 	}
-	s.release(r.Context(), held)
+	s.release(r.Context(), hs)
 	orgs, err := s.store.Memberships(r.Context(), acct.Email)
 	if err != nil {
 		return fmt.Errorf("sign in: %w", err)
