@@ -18,6 +18,7 @@ import (
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/mcpserver"
+	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/oauth"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/store"
@@ -252,8 +253,9 @@ func newSender(cfg config.Config, log *slog.Logger) (mail.Sender, error) {
 
 // newLimiter returns the in-memory limiter, or with LICENTIA_REDIS_URL the
 // Redis limiter shared by every process, falling back to counting in memory
-// while Redis is unreachable; ready then reports whether Redis answers.
-func newLimiter(cfg config.Config, clk clock.Clock, log *slog.Logger) (ratelimit.Limiter, func() error, error) {
+// while Redis is unreachable, which m and the log show; ready then reports
+// whether Redis answers.
+func newLimiter(cfg config.Config, clk clock.Clock, log *slog.Logger, m *metrics.Metrics) (ratelimit.Limiter, func() error, error) {
 	local := ratelimit.NewMemory(clk)
 	if cfg.RedisURL == "" {
 		return local, nil, nil
@@ -268,5 +270,5 @@ func newLimiter(cfg config.Config, clk clock.Clock, log *slog.Logger) (ratelimit
 		}
 		return nil
 	}
-	return ratelimit.NewFallback(r, local, clk, log), ready, nil
+	return ratelimit.NewFallback(r, local, clk, log, m), ready, nil
 }

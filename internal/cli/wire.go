@@ -176,7 +176,7 @@ func newOperations(ctx context.Context, cfg config.Config, log *slog.Logger, st 
 	if err != nil {
 		return nil, err
 	}
-	limiter, ready, err := newLimiter(cfg, clk, log)
+	limiter, ready, err := newLimiter(cfg, clk, log, m)
 	if err != nil {
 		return nil, err
 	}

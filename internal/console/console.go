@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/licentia/licentia/internal/activation"
@@ -80,6 +81,9 @@ type Server struct {
 	mux       *http.ServeMux
 	handler   http.Handler
 	observed  web.Observed
+	// passwordChecks counts the passwords checked against a stored hash,
+	// the work the sign-in limits bound, so that tests can see them bound.
+	passwordChecks atomic.Int64
 }
 
 // New returns a Server with every page registered.

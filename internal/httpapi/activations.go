@@ -16,7 +16,7 @@ import (
 // in the contract's order. Every answer is counted in the metrics as
 // route's, by its result.
 func (s *Server) public(pattern, route string, h handlerFunc) {
-	s.keyless(pattern, ratelimit.Public, func(r *http.Request) string { return "addr:" + s.clientAddr(r) + "|" + pattern },
+	s.keyless(pattern, ratelimit.Public, func(r *http.Request) string { return ratelimit.ClientSubject(s.clientAddr(r)) + "|" + pattern },
 		func(err error) { s.metrics.Activation(route, result(err)) }, h)
 }
 

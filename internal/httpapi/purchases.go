@@ -15,7 +15,7 @@ import (
 // POST share one allowance of 5 a minute, so the two routes do not double
 // a guesser's tries.
 func (s *Server) lookup(pattern string, h handlerFunc) {
-	s.keyless(pattern, ratelimit.Lookup, func(r *http.Request) string { return "addr:" + s.clientAddr(r) }, nil, h)
+	s.keyless(pattern, ratelimit.Lookup, func(r *http.Request) string { return ratelimit.ClientSubject(s.clientAddr(r)) }, nil, h)
 }
 
 type purchaseAnswer struct {

@@ -35,7 +35,7 @@ func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 			s.writeError(w, r, authErr)
 			return
 		}
-		subject := "addr:" + s.clientAddr(r)
+		subject := ratelimit.ClientSubject(s.clientAddr(r))
 		if authErr == nil {
 			subject = caller.RateSubject()
 		}

@@ -199,7 +199,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, rq *request, err
 		writeError(w, rq.id, licentia.Errorf(licentia.CodeInternal, "An unexpected error occurred. Retry later with backoff."))
 		return
 	}
-	res, lerr := s.limiter.Allow(r.Context(), ratelimit.Admin, "addr:"+rq.addr+"|"+Path)
+	res, lerr := s.limiter.Allow(r.Context(), ratelimit.Admin, ratelimit.ClientSubject(rq.addr)+"|"+Path)
 	if lerr != nil {
 		s.log.WarnContext(r.Context(), "rate limiter unavailable", "request_id", rq.id, "error", lerr.Error())
 	} else {

@@ -152,7 +152,7 @@ func (s *Service) serveProtectedResource(w http.ResponseWriter, _ *http.Request)
 // registration limit.
 func (s *Service) register(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	res, err := s.limiter.Allow(ctx, ratelimit.OAuthRegister, "addr:"+web.ClientAddr(r, s.proxies))
+	res, err := s.limiter.Allow(ctx, ratelimit.OAuthRegister, ratelimit.ClientSubject(web.ClientAddr(r, s.proxies)))
 	if err != nil {
 		// A limiter that fails lets the request through, as the API does.
 		s.log.WarnContext(ctx, "rate limiter unavailable", "request_id", requestID(ctx), "error", err.Error())
