@@ -25,7 +25,7 @@ func TestRefusedCredentialsLimitedPerNetwork(t *testing.T) {
 			limiter, authn := ratelimit.NewMemory(clk), auth.NewAuthenticator(st, clk)
 			proxies := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 			api := httpapi.New(httpapi.Options{Store: st, Auth: authn, Limiter: limiter, Clock: clk, Logger: log, TrustedProxies: proxies})
-			m, err := mcpserver.New(mcpserver.Options{API: api, Auth: authn, Limiter: limiter, Clock: clk, Logger: log,
+			m, err := mcpserver.New(mcpserver.Options{API: api, Document: httpapi.OpenAPI, Auth: authn, Limiter: limiter, Clock: clk, Logger: log,
 				BaseURL: baseURL, TrustedProxies: proxies})
 			if err != nil {
 				t.Fatal(err)
