@@ -15,8 +15,8 @@
 # GO_IMAGE and RUN_IMAGE name the base images. CI, whose machines reach no
 # image registry, sets them to stand-ins made from local files and builds and
 # starts this image (scripts/container-check.sh); cmd/licentia/container_test.go
-# also builds the binary with these flags and starts it with this environment
-# outside a container, on every go test.
+# also starts the program with this entry point and environment outside a
+# container, on every go test.
 ARG GO_IMAGE=golang:1.26
 ARG RUN_IMAGE=gcr.io/distroless/static-debian12:nonroot
 

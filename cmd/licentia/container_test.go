@@ -1,25 +1,24 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestContainerStartup checks the image's start-up outside a container, on
-// every go test: the binary built with the Dockerfile's flags, started with
-// its entry point and environment (on a free port), and its HEALTHCHECK
-// command run against it. CI also builds and starts the image itself, on
-// stand-in base images (scripts/container-check.sh, docs/operations.md).
+// every go test: the program started with the Dockerfile's entry point,
+// command and environment (on a free port), and its HEALTHCHECK command run
+// against it. The program is this package's test binary acting as licentia
+// (TestMain); CI builds the image itself with the Dockerfile's flags, and
+// checks the version they stamp, on stand-in base images
+// (scripts/container-check.sh, docs/operations.md).
 func TestContainerStartup(t *testing.T) {
 	df := readDockerfile(t)
 	for _, want := range []string{"CGO_ENABLED=0 go build -trimpath", "EXPOSE 8080", `USER nonroot`,
@@ -31,81 +30,41 @@ func TestContainerStartup(t *testing.T) {
 	if df.env["LICENTIA_LISTEN"] != "0.0.0.0:8080" || df.env["LICENTIA_DATA_DIR"] != "/data" {
 		t.Fatalf("Dockerfile ENV = %v, want LICENTIA_LISTEN=0.0.0.0:8080 and LICENTIA_DATA_DIR=/data", df.env)
 	}
-
-	bin := filepath.Join(t.TempDir(), "licentia")
-	const pkg = "github.com/licentia/licentia/internal/build"
-	ldflags := "-s -w -X " + pkg + ".version=v9.8.7 -X " + pkg + ".commit=0123456789abcdef0123456789abcdef01234567 -X " +
-		pkg + ".built=2026-11-26T20:00:00Z"
-	build := exec.CommandContext(t.Context(), "go", "build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags, "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	health := df.healthcheck(t)
+	if health[0] != "/licentia" {
+		t.Fatalf("HEALTHCHECK runs %q, want the entry point /licentia", health[0])
 	}
 
+	bin := installBinary(t, t.TempDir())
 	port := freePort(t)
 	env := append(os.Environ(), "LICENTIA_LISTEN=0.0.0.0:"+port, "LICENTIA_DATA_DIR="+t.TempDir())
 	// Nothing of the host's configuration leaks in but the two above.
-	env = withoutLicentia(env, "LICENTIA_LISTEN", "LICENTIA_DATA_DIR")
+	env = binaryEnv(withoutLicentia(env, "LICENTIA_LISTEN", "LICENTIA_DATA_DIR"))
 
-	wantVersion := `{"version":"v9.8.7","commit":"0123456789abcdef0123456789abcdef01234567","go":"` + goVersion(t) +
-		`","built":"2026-11-26T20:00:00.000Z","modified":false}`
-	if out := run(t, bin, env, "version"); out != wantVersion {
-		t.Errorf("licentia version = %s, want %s", out, wantVersion)
-	}
+	version := checkVersion(t, run(t, bin, env, "version"))
 
-	before := exec.CommandContext(t.Context(), bin, "healthcheck")
+	before := exec.CommandContext(t.Context(), bin, health[1:]...)
 	before.Env = env
 	if err := before.Run(); err == nil {
 		t.Errorf("licentia healthcheck before serve: exit 0, want non-zero")
 	}
 
-	ctx, cancel := context.WithCancel(t.Context())
-	serve := exec.CommandContext(ctx, bin, "serve")
-	serve.Env = env
-	serve.Cancel = func() error { return serve.Process.Signal(os.Interrupt) }
-	stderr, err := serve.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
+	serve, line := startServe(t, bin, "", env)
+	if b, _ := line["build"].(map[string]any); b["version"] != version {
+		t.Errorf("start-up line build = %v, want version %s as licentia version says", line["build"], version)
 	}
-	if err := serve.Start(); err != nil {
-		t.Fatalf("licentia serve: %v", err)
-	}
-	listening := make(chan map[string]any, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			var line map[string]any
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "licentia listening" {
-				listening <- line
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		if serve.ProcessState == nil {
-			cancel()
-			serve.Wait()
-		}
-	})
-	select {
-	case line := <-listening:
-		if b, _ := line["build"].(map[string]any); b["version"] != "v9.8.7" {
-			t.Errorf("start-up line build = %v, want version v9.8.7", line["build"])
-		}
-		if line["addr"] != "[::]:"+port && line["addr"] != "0.0.0.0:"+port {
-			t.Errorf("start-up line addr = %v, want every address on port %s", line["addr"], port)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("licentia serve did not say it listens within 30 seconds")
+	if line["addr"] != "[::]:"+port && line["addr"] != "0.0.0.0:"+port {
+		t.Errorf("start-up line addr = %v, want every address on port %s", line["addr"], port)
 	}
 
-	cmd := exec.CommandContext(t.Context(), bin, "healthcheck")
+	cmd := exec.CommandContext(t.Context(), bin, health[1:]...)
 	cmd.Env = env
 	out, err := cmd.Output()
 	if err != nil || strings.TrimSpace(string(out)) != `{"status":"ready"}` {
 		t.Errorf("licentia healthcheck = %q, %v, want exit 0 and {\"status\":\"ready\"}", out, err)
 	}
-	if out := run(t, bin, env, "healthcheck", "--path", "/healthz"); !strings.Contains(out, `"version":"v9.8.7"`) {
-		t.Errorf("licentia healthcheck --path /healthz = %s, want the build's version", out)
+	if out := run(t, bin, env, "healthcheck", "--path", "/healthz"); !strings.Contains(out, `"version":"`+version+`"`) {
+		t.Errorf("licentia healthcheck --path /healthz = %s, want the build's version %s", out, version)
 	}
 
 	if err := serve.Process.Signal(os.Interrupt); err != nil {
@@ -116,9 +75,47 @@ func TestContainerStartup(t *testing.T) {
 	}
 }
 
+// checkVersion holds the output of licentia version to its shape: exactly
+// the five fields, the Go release that built the binary, a commit of 40
+// hexadecimal digits and a build time in the answers' format when known.
+// It returns the version.
+func checkVersion(t *testing.T, out string) string {
+	t.Helper()
+	var v struct {
+		Version  string `json:"version"`
+		Commit   string `json:"commit"`
+		Go       string `json:"go"`
+		Built    string `json:"built"`
+		Modified *bool  `json:"modified"`
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		t.Fatalf("licentia version = %s: %v, want one object of version, commit, go, built, modified", out, err)
+	}
+	if v.Version == "" || v.Go != runtime.Version() || v.Modified == nil ||
+		v.Commit != "" && !regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(v.Commit) ||
+		v.Built != "" && !regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`).MatchString(v.Built) {
+		t.Errorf("licentia version = %s, want a version, go %s, a full commit or \"\", a time or \"\", and modified", out, runtime.Version())
+	}
+	return v.Version
+}
+
 type dockerfile struct {
 	text string
 	env  map[string]string
+}
+
+// healthcheck is the command of the HEALTHCHECK instruction, in its
+// exec form.
+func (df dockerfile) healthcheck(t *testing.T) []string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^HEALTHCHECK .*\bCMD (\[.*\])\s*$`).FindStringSubmatch(df.text)
+	var cmd []string
+	if m == nil || json.Unmarshal([]byte(m[1]), &cmd) != nil || len(cmd) < 2 {
+		t.Fatalf("Dockerfile: no HEALTHCHECK ... CMD [\"/licentia\", ...] in the exec form")
+	}
+	return cmd
 }
 
 // readDockerfile reads the repository's Dockerfile and the variables its
@@ -172,16 +169,6 @@ func run(t *testing.T, bin string, env []string, args ...string) string {
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("licentia %s: %v", strings.Join(args, " "), err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// goVersion is the Go release that builds the binary.
-func goVersion(t *testing.T) string {
-	t.Helper()
-	out, err := exec.CommandContext(t.Context(), "go", "env", "GOVERSION").Output()
-	if err != nil {
-		t.Fatal(err)
 	}
 	return strings.TrimSpace(string(out))
 }

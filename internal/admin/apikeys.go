@@ -54,8 +54,12 @@ func (s *Service) CreateAPIKey(ctx context.Context, actor licentia.Actor, orgID 
 	if len([]rune(in.Name)) > 200 {
 		is.Add("name", "must be at most 200 characters")
 	}
-	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
-		is.Add("expires_at", "must be in the future")
+	if in.ExpiresAt != nil {
+		if msg := licentia.CheckTime(*in.ExpiresAt); msg != "" {
+			is.Add("expires_at", "%s", msg)
+		} else if !in.ExpiresAt.After(now) {
+			is.Add("expires_at", "must be in the future")
+		}
 	}
 	for _, sc := range in.Scopes {
 		if !licentia.IsKeyScope(sc) {

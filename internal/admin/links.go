@@ -39,6 +39,13 @@ type LoginLink struct {
 // of orgID with email, valid 24 hours: org create's setup_url and member
 // login-link. Links made before stay valid until used or expired.
 func (s *Service) NewLoginLink(ctx context.Context, actor licentia.Actor, orgID, email string) (*LoginLink, error) {
+	// Setup links are for members, whom the service mails: an address
+	// mail cannot be sent to is refused as such before it is looked up.
+	var is licentia.Issues
+	is.CheckString("email", &email, licentia.CheckMailableEmail)
+	if err := is.Err(); err != nil {
+		return nil, fmt.Errorf("login link: %w", err)
+	}
 	now := s.now()
 	token, hash := auth.NewToken()
 	l := &licentia.LoginLink{ID: licentia.NewID(), OrgID: orgID, TokenHash: hash, ExpiresAt: now.Add(LoginLinkLifetime), CreatedAt: now}

@@ -29,6 +29,16 @@ func errSignatureInvalid(cause error) error {
 		Message: "The webhook signature is missing or invalid.", Err: cause}
 }
 
+// errTextInvalid refuses an event holding text that is not valid UTF-8, in
+// its body or in an answer of the provider's API it needed, the way an
+// order whose email fails the email rule is refused: 400
+// validation_failed, nothing written, not even the event's id.
+func errTextInvalid() error {
+	var is licentia.Issues
+	is.Add("", "the event holds text that is not valid UTF-8")
+	return fmt.Errorf("provider webhook: %w", is.Err())
+}
+
 // ProviderWebhookResult says what a provider webhook did, for the log: no
 // email, order id or secret.
 type ProviderWebhookResult struct {
@@ -83,6 +93,11 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 	if err := p.Verify(w.Header, w.Body, secret.Reveal(), s.clock.Now()); err != nil {
 		return nil, errSignatureInvalid(err)
 	}
+	// Checked before the body is decoded: decoding would turn such text
+	// into U+FFFD, to be stored as if the provider had sent it.
+	if !providers.IsText(w.Body) {
+		return nil, errTextInvalid()
+	}
 	apiKey, err := providers.OpenAPIKey(s.keys, i)
 	if err != nil {
 		return nil, fmt.Errorf("provider webhook: %w", err)
@@ -95,6 +110,8 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 		var is licentia.Issues
 		is.Add("", "the body is not a %s event", name)
 		return nil, fmt.Errorf("provider webhook: %w", is.Err())
+	case errors.Is(err, providers.ErrTextInvalid):
+		return nil, errTextInvalid()
 	case errors.Is(err, providers.ErrUnavailable), err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		return nil, &licentia.Error{Code: licentia.CodeServiceUnavailable,
 			Message: "The payment provider did not answer; the event can be sent again.", Err: err}

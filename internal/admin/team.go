@@ -67,7 +67,9 @@ func Invitation(email string, role licentia.Role) NewInvitation {
 // Validate reports every problem of an invitation's body.
 func (in *NewInvitation) Validate() licentia.Issues {
 	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
-	is.CheckString("/email", in.Email, licentia.CheckEmail)
+	// The invitee is mailed: the address must be one the mail library
+	// takes, refused here rather than as a failed send (503).
+	is.CheckString("/email", in.Email, licentia.CheckMailableEmail)
 	is.CheckString("/role", in.Role, licentia.CheckGivenRole)
 	return is
 }

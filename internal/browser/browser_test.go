@@ -86,7 +86,7 @@ func browser(t *testing.T) context.Context {
 	t.Helper()
 	path := os.Getenv(chromiumVar)
 	if path == "" {
-		t.Skipf("%s is not set", chromiumVar)
+		t.Skip(chromiumMissing())
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),

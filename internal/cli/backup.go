@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"github.com/licentia/licentia/internal/backup"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/licentia"
 )
 
 func backupCommand(ctx context.Context, args []string, env Env) error {
@@ -42,6 +44,13 @@ func backupCommand(ctx context.Context, args []string, env Env) error {
 // settings the snapshot holds, and is reported so the operator can file
 // the backup with the right key.
 func backupSQLite(ctx context.Context, path, to string, env Env) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return &licentia.Error{Code: licentia.CodeDatabaseNotFound, Err: err, Message: fmt.Sprintf(
+			"backup: there is no database at %s: run backup with the configuration serve runs with (LICENTIA_DATA_DIR, LICENTIA_DATABASE_URL)", path)}
+	}
+	if err := checkDirectory("backup", "--to", to); err != nil {
+		return err
+	}
 	clk := clock.System{}
 	start := clk.Now()
 	p := newProgress(env.Stderr, "backup")
@@ -169,6 +178,9 @@ func backupPostgres(ctx context.Context, rawURL, to string, env Env) error {
 		out["note"] = "run the command to back up the database; licentia backup --to FILE runs it when pg_dump is installed"
 		printJSON(env.Stdout, out)
 		return nil
+	}
+	if err := checkDirectory("backup", "--to", to); err != nil {
+		return err
 	}
 	clk := clock.System{}
 	start := clk.Now()

@@ -269,7 +269,7 @@ func TestRestoreRefused(t *testing.T) {
 		}
 	}
 
-	e = other.fail(t, licentia.CodeValidationFailed, "restore", "--from", filepath.Join(t.TempDir(), "missing"))
+	e = other.fail(t, licentia.CodeFileNotFound, "restore", "--from", filepath.Join(t.TempDir(), "missing"))
 	if msg := e["message"].(string); !strings.Contains(msg, "missing") {
 		t.Errorf("restore of a missing file: %q, want the file named", msg)
 	}

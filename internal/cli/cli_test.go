@@ -276,6 +276,9 @@ func TestOrgCreateValidation(t *testing.T) {
 		{"plan upper case", map[string]string{"plan": "Free"}, []string{"plan"}},
 		{"email", map[string]string{"owner-email": "owner at acme"}, []string{"owner_email"}},
 		{"email without a domain dot", map[string]string{"owner-email": "owner@acme"}, []string{"owner_email"}},
+		{"email mail cannot be sent to", map[string]string{"owner-email": "owner..acme@acme.example"}, []string{"owner_email"}},
+		{"email with an angle bracket", map[string]string{"owner-email": "owner<@acme.example"}, []string{"owner_email"}},
+		{"email mailed under another spelling", map[string]string{"owner-email": `"owner"@acme.example`}, []string{"owner_email"}},
 		{"slug", map[string]string{"slug": "Acme Inc"}, []string{"slug"}},
 		{"name", map[string]string{"name": ""}, []string{"name"}},
 		{"all", map[string]string{"name": "", "slug": "-", "plan": "", "owner-email": ""}, []string{"name", "slug", "plan", "owner_email"}},
@@ -349,6 +352,11 @@ func TestAPIKeyCreate(t *testing.T) {
 	if got["expires_at"] != "2099-01-02T03:04:05.123Z" {
 		t.Errorf("expires_at = %v, want 2099-01-02T03:04:05.123Z", got["expires_at"])
 	}
+	// The last millisecond of the year 9999 is the latest expiry a key takes.
+	got = h.ok(t, "apikey", "create", "--org", "acme", "--scopes", "products:read", "--expires-at", "9999-12-31T22:59:59.999-01:00")
+	if got["expires_at"] != "9999-12-31T23:59:59.999Z" {
+		t.Errorf("expires_at = %v, want 9999-12-31T23:59:59.999Z", got["expires_at"])
+	}
 }
 
 func TestAPIKeyCreateRefused(t *testing.T) {
@@ -367,6 +375,8 @@ func TestAPIKeyCreateRefused(t *testing.T) {
 		{"expiry in the past", licentia.CodeValidationFailed, []string{"--org", "acme", "--scopes", "licences:read", "--expires-at", past}},
 		{"expiry without offset", licentia.CodeValidationFailed, []string{"--org", "acme", "--scopes", "licences:read", "--expires-at", "2099-01-01T00:00:00"}},
 		{"expiry not a time", licentia.CodeValidationFailed, []string{"--org", "acme", "--scopes", "licences:read", "--expires-at", "tomorrow"}},
+		{"expiry in the year 10000 in UTC", licentia.CodeValidationFailed, []string{"--org", "acme", "--scopes", "licences:read", "--expires-at", "9999-12-31T23:30:00-01:00"}},
+		{"expiry in the year 10000", licentia.CodeValidationFailed, []string{"--org", "acme", "--scopes", "licences:read", "--expires-at", "10000-01-01T00:00:00Z"}},
 		{"unknown organization", licentia.CodeNotFound, []string{"--org", "nobody", "--scopes", "licences:read"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
 
 	"github.com/licentia/licentia/internal/admin"
@@ -137,9 +135,9 @@ func readSecretFile(command, flagName, path string) (providers.Secret, error) {
 	if path == "" {
 		return "", usageError("integration %s: %s is required", command, flagName)
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := readNamedFile("integration "+command, flagName, path)
 	if err != nil {
-		return "", fmt.Errorf("integration %s: %s: %w", command, flagName, err)
+		return "", err
 	}
 	return providers.Secret(strings.TrimSpace(string(raw))), nil
 }

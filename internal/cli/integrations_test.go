@@ -118,7 +118,7 @@ func TestIntegrationConnectRefused(t *testing.T) {
 		{"key refused", base("stripe", wrongKey), licentia.CodeProviderTokenInvalid},
 		{"unknown provider", base("paypal", keyFile), licentia.CodeValidationFailed},
 		{"key of another provider", base("paddle", keyFile), licentia.CodeProviderTokenInvalid},
-		{"no key file", base("stripe", filepath.Join(h.dir, "missing")), licentia.CodeInternal},
+		{"no key file", base("stripe", filepath.Join(h.dir, "missing")), licentia.CodeFileNotFound},
 		{"no org", []string{"integration", "list"}, licentia.CodeValidationFailed},
 		{"unknown org", []string{"integration", "list", "--org", "nobody"}, licentia.CodeNotFound},
 		{"disconnect without id", []string{"integration", "disconnect", "--org", "acme"}, licentia.CodeValidationFailed},

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/providers"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
@@ -58,7 +59,7 @@ type rotation struct {
 // process needs no restart.
 func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, newFile string) (*rotation, error) {
 	path := masterKeyPath(cfg)
-	old, err := signing.LoadMasterKey(path)
+	old, err := openMasterKey(cfg, "masterkey rotate")
 	if err != nil {
 		return nil, err
 	}
@@ -69,16 +70,17 @@ func rotateMasterKey(ctx context.Context, cfg config.Config, st store.Store, new
 	if recorded != "" && recorded != old.Fingerprint() {
 		return nil, fmt.Errorf("masterkey rotate: %s has fingerprint %s, the database %s", path, old.Fingerprint(), recorded)
 	}
-	raw, err := os.ReadFile(newFile)
+	raw, err := readNamedFile("masterkey rotate", "--new-key-file", newFile)
 	if err != nil {
-		return nil, fmt.Errorf("masterkey rotate: %w", err)
+		return nil, err
 	}
 	next, err := signing.NewMasterKey(raw)
 	if err != nil {
-		return nil, fmt.Errorf("masterkey rotate: %s: %w", newFile, err)
+		return nil, &licentia.Error{Code: licentia.CodeMasterKeyInvalid, Err: err, Message: fmt.Sprintf(
+			"masterkey rotate: --new-key-file %s does not hold a master key: %v; make one with head -c 32 /dev/urandom", newFile, err)}
 	}
 	if next.Fingerprint() == old.Fingerprint() {
-		return nil, fmt.Errorf("masterkey rotate: the new key is the current key")
+		return nil, usageError("masterkey rotate: the new key is the current key: give --new-key-file a new key")
 	}
 	res := &rotation{OldFingerprint: old.Fingerprint(), NewFingerprint: next.Fingerprint(), KeyFile: path,
 		PreviousFile: path + ".previous-" + old.Fingerprint()}

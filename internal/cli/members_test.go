@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
@@ -33,6 +35,13 @@ func TestMemberLoginLink(t *testing.T) {
 		t.Errorf("LoginLinkByToken() = %+v, %v", l, err)
 	}
 	h.fail(t, licentia.CodeMemberNotFound, "member", "login-link", "--org", "acme", "--email", "nobody@acme.example")
+	// An address mail cannot be sent to is refused as such, not looked up.
+	for _, addr := range []string{`a"b@acme.example`, "a..b@acme.example", "a<b@acme.example"} {
+		e := h.fail(t, licentia.CodeValidationFailed, "member", "login-link", "--org", "acme", "--email", addr)
+		if diff := cmp.Diff([]string{"email"}, issuePaths(e)); diff != "" {
+			t.Errorf("login-link --email %s: issues mismatch (-want +got):\n%s", addr, diff)
+		}
+	}
 	h.fail(t, licentia.CodeNotFound, "member", "login-link", "--org", "nope", "--email", "owner@acme.example")
 	h.fail(t, licentia.CodeValidationFailed, "member", "login-link", "--org", "acme")
 	h.fail(t, licentia.CodeValidationFailed, "member", "reset")

@@ -19,5 +19,15 @@ func newMetricsServer(addr string, m *metrics.Metrics, log *slog.Logger) (*sideS
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
 	log.Info("metrics listening", "addr", ln.Addr().String())
-	return newSideServer("metrics server", ln, mux, log), nil
+	return newSideServer("metrics server", ln, nosniff(mux), log), nil
+}
+
+// nosniff marks every answer of h, refusals included, as the type it
+// declares: a browser pointed at the listener must not guess the text
+// format into something it would run.
+func nosniff(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
 }

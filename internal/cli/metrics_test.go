@@ -332,8 +332,9 @@ func testServeMetrics(t *testing.T, engine string) {
 }
 
 // TestServeMetricsListener: the metrics listener answers GET /metrics and
-// nothing else, the API's address does not serve them, and the listener
-// stops with the service.
+// nothing else, every answer of it carries X-Content-Type-Options:
+// nosniff, the API's address does not serve them, and the listener stops
+// with the service.
 func TestServeMetricsListener(t *testing.T) {
 	h := newHarness(t)
 	h.vars["LICENTIA_METRICS_LISTEN"] = "127.0.0.1:0"
@@ -352,6 +353,12 @@ func TestServeMetricsListener(t *testing.T) {
 		if status, _ := send(t, tt.method, tt.url, "", "", ""); status != tt.want {
 			t.Errorf("%s %s = %d, want %d", tt.method, tt.url, status, tt.want)
 		}
+		if !strings.HasPrefix(tt.url, metrics) {
+			continue
+		}
+		if got := answerHeader(t, tt.method, tt.url).Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s %s: X-Content-Type-Options = %q, want nosniff", tt.method, tt.url, got)
+		}
 	}
 	// Without the setting there is no listener and nothing is counted.
 	h2 := newHarness(t)
@@ -359,6 +366,21 @@ func TestServeMetricsListener(t *testing.T) {
 	if app2.MetricsAddr() != "" {
 		t.Errorf("MetricsAddr() without LICENTIA_METRICS_LISTEN = %q, want none", app2.MetricsAddr())
 	}
+}
+
+// answerHeader sends an empty request and returns the answer's header.
+func answerHeader(t *testing.T, method, url string) http.Header {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("%s %s error = %v", method, url, err)
+	}
+	resp.Body.Close()
+	return resp.Header
 }
 
 // TestServeMetricsStops: the metrics listener closes when Run returns.

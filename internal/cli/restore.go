@@ -49,6 +49,9 @@ func restoreSQLite(ctx context.Context, cfg config.Config, path, from string, en
 	clk := clock.System{}
 	start := clk.Now()
 	p := newProgress(env.Stderr, "restore")
+	if err := checkNamedFile("restore", "--from", from); err != nil {
+		return err
+	}
 	c, err := backup.Inspect(ctx, from)
 	if err != nil {
 		return licentia.Errorf(licentia.CodeValidationFailed, "restore: %s", err)
@@ -101,8 +104,7 @@ func sealingKey(cfg config.Config, fingerprint, command, what string) (*signing.
 	keyPath := masterKeyPath(cfg)
 	master, err := signing.LoadMasterKey(keyPath)
 	if err != nil && fingerprint != "" {
-		return nil, fmt.Errorf("%s: %s was sealed with master key %s, and the key at %s cannot be read: %w",
-			command, what, fingerprint, keyPath, err)
+		return nil, masterKeyError(cfg, command, fmt.Sprintf("%s was sealed with master key %s", what, fingerprint), err)
 	}
 	if master != nil && fingerprint != "" && master.Fingerprint() != fingerprint {
 		return nil, licentia.Errorf(licentia.CodeConflict, "%s: %s was sealed with master key %s, but %s has fingerprint %s: configure the key %s was sealed with",
@@ -177,6 +179,9 @@ func restorePostgres(ctx context.Context, cfg config.Config, from string, env En
 	clk := clock.System{}
 	start := clk.Now()
 	p := newProgress(env.Stderr, "restore")
+	if err := checkNamedFile("restore", "--from", from); err != nil {
+		return err
+	}
 	p.say("reading %s", from)
 	d, err := backup.InspectDump(ctx, from)
 	if err != nil {

@@ -178,6 +178,17 @@ func TestRestorePostgres(t *testing.T) {
 		}
 	}
 
+	// Without the master key the archive names, nothing is written.
+	keyless := newHarness(t)
+	keyless.vars["LICENTIA_DATABASE_URL"] = newPostgresDatabase(t, schema)
+	e = keyless.fail(t, licentia.CodeMasterKeyNotFound, "restore", "--from", file)
+	if msg := e["message"].(string); !strings.Contains(msg, fingerprint) || !strings.Contains(msg, "LICENTIA_MASTER_KEY_FILE") {
+		t.Errorf("restore without the master key: %q, want fingerprint %s and LICENTIA_MASTER_KEY_FILE named", msg, fingerprint)
+	}
+	if n := schemaTables(t, keyless.vars["LICENTIA_DATABASE_URL"], schema); n != 0 {
+		t.Errorf("a restore without the master key created %d tables", n)
+	}
+
 	// What is not an archive of pg_dump is refused before anything is read.
 	for name, content := range map[string][]byte{
 		"notes.txt":       []byte("not a dump, though long enough to have a header\n"),
@@ -200,7 +211,7 @@ func TestRestorePostgres(t *testing.T) {
 	if msg := e["message"].(string); !strings.Contains(msg, "truncated.dump") || !strings.Contains(msg, "pg_restore") {
 		t.Errorf("restore of a truncated archive: %q, want pg_restore's error on the file", msg)
 	}
-	e = other.fail(t, licentia.CodeValidationFailed, "restore", "--from", filepath.Join(t.TempDir(), "missing.dump"))
+	e = other.fail(t, licentia.CodeFileNotFound, "restore", "--from", filepath.Join(t.TempDir(), "missing.dump"))
 	if msg := e["message"].(string); !strings.Contains(msg, "missing.dump") {
 		t.Errorf("restore of a missing file: %q, want the file named", msg)
 	}

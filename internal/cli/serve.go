@@ -12,21 +12,15 @@ import (
 	"slices"
 	"time"
 
-	"github.com/licentia/licentia/internal/activation"
-	"github.com/licentia/licentia/internal/admin"
-	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/build"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
-	"github.com/licentia/licentia/internal/console"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/mcpserver"
 	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/oauth"
-	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
-	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 )
 
@@ -85,61 +79,11 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	clk := clock.System{}
-	// Without LICENTIA_METRICS_LISTEN nothing is counted: a nil Metrics
-	// records nothing.
-	var m *metrics.Metrics
-	if cfg.MetricsListen != "" {
-		m = metrics.New(metrics.Options{PendingDeliveries: st.CountPendingDeliveries, Logger: log})
-	}
-	keys := signing.NewKeyringFile(master, masterKeyPath(cfg))
-	cat := signing.NewCatalogue(st, clk, log)
-	if err := cat.Refresh(ctx); err != nil {
-		return nil, err
-	}
-	warnProviderAddresses(cfg, log)
-	sender, err := newSender(cfg, log)
+	ops, err := newOperations(ctx, cfg, log, st, plans, master)
 	if err != nil {
 		return nil, err
 	}
-	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: plans, Keys: keys, Catalogue: cat, BaseURL: cfg.BaseURL,
-		PublicURL: cfg.PublicURL(), Providers: newProviders(cfg), Mail: sender, Logger: log, Metrics: m})
-	worker, err := newWorker(cfg, st, clk, keys, m, log)
-	if err != nil {
-		return nil, err
-	}
-	limiter, ready, err := newLimiter(cfg, clk, log)
-	if err != nil {
-		return nil, err
-	}
-	purchases := purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys})
-	authn := auth.NewAuthenticator(st, clk)
-	act := activation.New(activation.Options{
-		Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
-	})
-	srv := httpapi.New(httpapi.Options{
-		Store:           st,
-		Admin:           svc,
-		Activation:      act,
-		Purchases:       purchases,
-		Auth:            authn,
-		Limiter:         limiter,
-		Ready:           ready,
-		DatabaseTimeout: cfg.DatabaseTimeout,
-		Clock:           clk,
-		Logger:          log,
-		TrustedProxies:  cfg.TrustedProxies,
-		Metrics:         m,
-	})
-	authz := oauth.New(oauth.Options{Store: st, Clock: clk, Limiter: limiter, Logger: log, BaseURL: cfg.PublicURL(),
-		TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: m})
-	cons, err := console.New(console.Options{Store: st, Admin: svc, Purchases: purchases, Activation: act, OAuth: authz, Clock: clk, Limiter: limiter,
-		Logger: log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: m})
-	if err != nil {
-		return nil, err
-	}
-	assistants, err := mcpserver.New(mcpserver.Options{API: srv, Auth: authn, Limiter: limiter, Clock: clk,
-		Logger: log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: m})
+	doors, err := newFrontDoors(cfg, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -148,30 +92,28 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	closers = append(closers, ln.Close)
-	var debug, metricsSrv *sideServer
-	if cfg.DebugListen != "" {
-		if debug, err = newDebugServer(cfg.DebugListen, log); err != nil {
-			return nil, err
-		}
-		closers = append(closers, debug.close)
+	debug, metricsSrv, err := listenSide(cfg, ops.metrics, log, &closers)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.MetricsListen != "" {
-		if metricsSrv, err = newMetricsServer(cfg.MetricsListen, m, log); err != nil {
-			return nil, err
-		}
-		closers = append(closers, metricsSrv.close)
-	}
-	a := &App{cfg: cfg, log: log, store: st, release: release, listener: ln, debug: debug, metrics: metricsSrv, mail: sender,
-		jobs: jobs(st, svc, act, cat, worker, cons, authz, srv, clk), http: &http.Server{
-			Handler:           mount(srv, cons.Handler(), assistants, authz.Handler()),
-			ReadHeaderTimeout: 10 * time.Second,
-			ReadTimeout:       httpapi.ReadTimeout,
-			WriteTimeout:      httpapi.WriteTimeout,
-			IdleTimeout:       120 * time.Second,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		}}
+	a := &App{cfg: cfg, log: log, store: st, release: release, listener: ln, debug: debug, metrics: metricsSrv, mail: ops.mail,
+		jobs: jobs(st, ops.admin, ops.activation, ops.cat, ops.worker, doors.console, doors.oauth, doors.api, ops.clock),
+		http: newHTTPServer(doors.handler(), log)}
 	log.Info("licentia listening", "addr", ln.Addr().String(), "build", build.Read(), "config", cfg.Redacted())
 	return a, nil
+}
+
+// newHTTPServer is the server of the service's address, with the API's
+// timeouts.
+func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       httpapi.ReadTimeout,
+		WriteTimeout:      httpapi.WriteTimeout,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
 }
 
 // mount serves the web console at /console/ (and / redirecting
@@ -318,8 +260,9 @@ func newSender(cfg config.Config, log *slog.Logger) (mail.Sender, error) {
 
 // newLimiter returns the in-memory limiter, or with LICENTIA_REDIS_URL the
 // Redis limiter shared by every process, falling back to counting in memory
-// while Redis is unreachable; ready then reports whether Redis answers.
-func newLimiter(cfg config.Config, clk clock.Clock, log *slog.Logger) (ratelimit.Limiter, func() error, error) {
+// while Redis is unreachable, which m and the log show; ready then reports
+// whether Redis answers.
+func newLimiter(cfg config.Config, clk clock.Clock, log *slog.Logger, m *metrics.Metrics) (ratelimit.Limiter, func() error, error) {
 	local := ratelimit.NewMemory(clk)
 	if cfg.RedisURL == "" {
 		return local, nil, nil
@@ -334,5 +277,5 @@ func newLimiter(cfg config.Config, clk clock.Clock, log *slog.Logger) (ratelimit
 		}
 		return nil
 	}
-	return ratelimit.NewFallback(r, local, clk, log), ready, nil
+	return ratelimit.NewFallback(r, local, clk, log, m), ready, nil
 }

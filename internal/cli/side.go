@@ -8,6 +8,9 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/metrics"
 )
 
 // sideServer is a server of its own beside the API, on another address:
@@ -57,4 +60,22 @@ func (d *sideServer) close() error {
 		return err
 	}
 	return nil
+}
+
+// listenSide starts listening for the profiler and the metrics, each when
+// configured, adding what it opens to closers.
+func listenSide(cfg config.Config, m *metrics.Metrics, log *slog.Logger, closers *[]func() error) (debug, metricsSrv *sideServer, err error) {
+	if cfg.DebugListen != "" {
+		if debug, err = newDebugServer(cfg.DebugListen, log); err != nil {
+			return nil, nil, err
+		}
+		*closers = append(*closers, debug.close)
+	}
+	if cfg.MetricsListen != "" {
+		if metricsSrv, err = newMetricsServer(cfg.MetricsListen, m, log); err != nil {
+			return nil, nil, err
+		}
+		*closers = append(*closers, metricsSrv.close)
+	}
+	return debug, metricsSrv, nil
 }

@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/integrity"
-	"github.com/licentia/licentia/internal/signing"
 )
 
 // verifyCommand checks the integrity of the configured database with the
@@ -23,11 +21,9 @@ func verifyCommand(ctx context.Context, args []string, env Env) error {
 	if err != nil {
 		return err
 	}
-	// The key is read, never generated: a missing key is what a restore
-	// most needs to hear about.
-	m, err := signing.LoadMasterKey(masterKeyPath(cfg))
+	m, err := openMasterKey(cfg, "verify")
 	if err != nil {
-		return fmt.Errorf("verify: %w", err)
+		return err
 	}
 	st, err := openStore(ctx, cfg, warnLogger(env.Stderr))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,7 +84,10 @@ func TestVerify(t *testing.T) {
 			}
 
 			os.Remove(keyFile)
-			h.fail(t, licentia.CodeInternal, "verify")
+			e := h.fail(t, licentia.CodeMasterKeyNotFound, "verify")
+			if msg, _ := e["message"].(string); !strings.Contains(msg, keyFile) || !strings.Contains(msg, "LICENTIA_MASTER_KEY_FILE") {
+				t.Errorf("licentia verify without its key: %q, want the key's path and LICENTIA_MASTER_KEY_FILE named", msg)
+			}
 		})
 	}
 }

@@ -5,17 +5,29 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 
+	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
+	"github.com/licentia/licentia/internal/console"
+	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/mail"
+	"github.com/licentia/licentia/internal/mcpserver"
+	"github.com/licentia/licentia/internal/metrics"
+	"github.com/licentia/licentia/internal/oauth"
+	"github.com/licentia/licentia/internal/purchase"
+	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/postgres"
 	"github.com/licentia/licentia/internal/store/sqlite"
+	"github.com/licentia/licentia/internal/webhooks"
 )
 
 // openStore opens the configured engine and applies pending migrations.
@@ -59,7 +71,7 @@ func loadPlans(cfg config.Config) (licentia.Plans, error) {
 	}
 	f, err := os.Open(cfg.PlansFile)
 	if err != nil {
-		return nil, fmt.Errorf("LICENTIA_PLANS_FILE: %w", err)
+		return nil, namedFileError("", "LICENTIA_PLANS_FILE", cfg.PlansFile, err)
 	}
 	defer f.Close()
 	return licentia.ReadPlans(f)
@@ -118,3 +130,110 @@ func openSealingOperator(ctx context.Context, env Env) (*operator, error) {
 }
 
 func (o *operator) Close() error { return o.store.Close() }
+
+// operations are the services the front doors and the jobs call, and what
+// they share.
+type operations struct {
+	store      store.Store
+	clock      clock.Clock
+	log        *slog.Logger
+	metrics    *metrics.Metrics
+	cat        *signing.Catalogue
+	mail       mail.Sender
+	admin      *admin.Service
+	worker     *webhooks.Worker
+	limiter    ratelimit.Limiter
+	ready      func() error
+	purchases  *purchase.Service
+	auth       *auth.Authenticator
+	activation *activation.Service
+}
+
+// newOperations wires the operations on st, with the signing keys sealed
+// under master.
+func newOperations(ctx context.Context, cfg config.Config, log *slog.Logger, st store.Store, plans licentia.Plans,
+	master *signing.MasterKey) (*operations, error) {
+	clk := clock.System{}
+	// Without LICENTIA_METRICS_LISTEN nothing is counted: a nil Metrics
+	// records nothing.
+	var m *metrics.Metrics
+	if cfg.MetricsListen != "" {
+		m = metrics.New(metrics.Options{PendingDeliveries: st.CountPendingDeliveries, Logger: log})
+	}
+	keys := signing.NewKeyringFile(master, masterKeyPath(cfg))
+	cat := signing.NewCatalogue(st, clk, log)
+	if err := cat.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	warnProviderAddresses(cfg, log)
+	sender, err := newSender(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: plans, Keys: keys, Catalogue: cat, BaseURL: cfg.BaseURL,
+		PublicURL: cfg.PublicURL(), Providers: newProviders(cfg), Mail: sender, Logger: log, Metrics: m})
+	worker, err := newWorker(cfg, st, clk, keys, m, log)
+	if err != nil {
+		return nil, err
+	}
+	limiter, ready, err := newLimiter(cfg, clk, log, m)
+	if err != nil {
+		return nil, err
+	}
+	purchases := purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys})
+	authn := auth.NewAuthenticator(st, clk)
+	act := activation.New(activation.Options{
+		Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
+	})
+	return &operations{store: st, clock: clk, log: log, metrics: m, cat: cat, mail: sender, admin: svc, worker: worker,
+		limiter: limiter, ready: ready, purchases: purchases, auth: authn, activation: act}, nil
+}
+
+// frontDoors are the service's ways in: the API, the authorization server,
+// the web console and the MCP server.
+type frontDoors struct {
+	api        *httpapi.Server
+	oauth      *oauth.Service
+	console    *console.Server
+	assistants *mcpserver.Server
+}
+
+// newFrontDoors wires the front doors over ops.
+func newFrontDoors(cfg config.Config, ops *operations) (*frontDoors, error) {
+	srv := httpapi.New(httpapi.Options{
+		Store:           ops.store,
+		Admin:           ops.admin,
+		Activation:      ops.activation,
+		Purchases:       ops.purchases,
+		Auth:            ops.auth,
+		Limiter:         ops.limiter,
+		Ready:           ops.ready,
+		DatabaseTimeout: cfg.DatabaseTimeout,
+		Clock:           ops.clock,
+		Logger:          ops.log,
+		TrustedProxies:  cfg.TrustedProxies,
+		Metrics:         ops.metrics,
+	})
+	authz := oauth.New(oauth.Options{Store: ops.store, Clock: ops.clock, Limiter: ops.limiter, Logger: ops.log, BaseURL: cfg.PublicURL(),
+		TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: ops.metrics})
+	cons, err := console.New(console.Options{Store: ops.store, Admin: ops.admin, Purchases: ops.purchases, Activation: ops.activation,
+		OAuth: authz, Clock: ops.clock, Limiter: ops.limiter, Logger: ops.log, BaseURL: cfg.PublicURL(),
+		TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: ops.metrics})
+	if err != nil {
+		return nil, err
+	}
+	// The MCP server calls the API in-process, handed over here so that
+	// neither imports the other.
+	assistants, err := mcpserver.New(mcpserver.Options{API: srv, Document: httpapi.OpenAPI, Auth: ops.auth,
+		Limiter: ops.limiter, Clock: ops.clock, Logger: ops.log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies,
+		DatabaseTimeout: cfg.DatabaseTimeout, Metrics: ops.metrics})
+	if err != nil {
+		return nil, err
+	}
+	return &frontDoors{api: srv, oauth: authz, console: cons, assistants: assistants}, nil
+}
+
+// handler serves every front door on the service's one address.
+func (d *frontDoors) handler() http.Handler {
+	return mount(d.api, d.console.Handler(), d.assistants, d.oauth.Handler())
+}

@@ -79,6 +79,24 @@ func (c Config) PublicURL() string {
 // Load reads the configuration through getenv (os.Getenv in the binary, a
 // map in tests) and reports every problem at once.
 func Load(getenv func(string) string) (Config, error) {
+	c := read(getenv)
+	var problems []string
+	problems = append(problems, c.checkDatabase()...)
+	problems = append(problems, c.loadHTTP(getenv)...)
+	problems = append(problems, c.loadDurations(getenv)...)
+	problems = append(problems, c.checkListeners()...)
+	problems = append(problems, c.checkMail()...)
+	c.loadWebhooks(getenv)
+	problems = append(problems, c.checkProviders()...)
+	if len(problems) > 0 {
+		return Config{}, fmt.Errorf("configuration: %s", strings.Join(problems, "; "))
+	}
+	return c, nil
+}
+
+// read takes the variables that are copied as they are, and the defaults
+// of those left unset.
+func read(getenv func(string) string) Config {
 	c := Config{
 		DataDir:            getenv("LICENTIA_DATA_DIR"),
 		Listen:             getenv("LICENTIA_LISTEN"),
@@ -107,10 +125,19 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = "sqlite:" + filepath.Join(c.DataDir, "licentia.db")
 	}
-	var problems []string
+	return c
+}
+
+// checkDatabase reports a database URL of no engine the service has.
+func (c *Config) checkDatabase() (problems []string) {
 	if !strings.HasPrefix(c.DatabaseURL, "sqlite:") && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
 		problems = append(problems, "LICENTIA_DATABASE_URL must be sqlite:PATH or postgres://...")
 	}
+	return problems
+}
+
+// loadHTTP checks the public address and reads the trusted proxies.
+func (c *Config) loadHTTP(getenv func(string) string) (problems []string) {
 	if c.BaseURL != "" {
 		u, err := url.Parse(c.BaseURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -131,6 +158,11 @@ func Load(getenv func(string) string) (Config, error) {
 			c.TrustedProxies = append(c.TrustedProxies, p.Masked())
 		}
 	}
+	return problems
+}
+
+// loadDurations reads the verdict validity and the database timeout.
+func (c *Config) loadDurations(getenv func(string) string) (problems []string) {
 	if v := getenv("LICENTIA_VERDICT_VALIDITY"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -145,12 +177,22 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		c.DatabaseTimeout = d
 	}
+	return problems
+}
+
+// checkListeners checks the profiler's and the metrics' addresses.
+func (c *Config) checkListeners() (problems []string) {
 	if c.DebugListen != "" && !isLoopback(c.DebugListen) {
 		problems = append(problems, "LICENTIA_DEBUG_LISTEN must be a loopback address such as 127.0.0.1:6060")
 	}
 	if c.MetricsListen != "" && !isHostPort(c.MetricsListen) {
 		problems = append(problems, "LICENTIA_METRICS_LISTEN must be host:port such as 127.0.0.1:9464 or :9464")
 	}
+	return problems
+}
+
+// checkMail checks the SMTP server and the sender address.
+func (c *Config) checkMail() (problems []string) {
 	if c.SMTPURL != "" {
 		u, err := url.Parse(c.SMTPURL)
 		if err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Hostname() == "" {
@@ -169,6 +211,11 @@ func Load(getenv func(string) string) (Config, error) {
 			problems = append(problems, "LICENTIA_MAIL_FROM must be an address such as Licentia <licences@example.com>")
 		}
 	}
+	return problems
+}
+
+// loadWebhooks reads the test-only resolver overrides of webhook hosts.
+func (c *Config) loadWebhooks(getenv func(string) string) {
 	if v := getenv("LICENTIA_WEBHOOK_RESOLVE"); v != "" {
 		for _, s := range strings.Split(v, ",") {
 			if s = strings.TrimSpace(s); s != "" {
@@ -176,6 +223,10 @@ func Load(getenv func(string) string) (Config, error) {
 			}
 		}
 	}
+}
+
+// checkProviders checks the test-only payment-provider API addresses.
+func (c *Config) checkProviders() (problems []string) {
 	for _, v := range c.ProviderAPIURLs() {
 		if v.URL == "" {
 			continue
@@ -184,10 +235,7 @@ func Load(getenv func(string) string) (Config, error) {
 			problems = append(problems, v.Variable+" must be an absolute http or https URL")
 		}
 	}
-	if len(problems) > 0 {
-		return Config{}, fmt.Errorf("configuration: %s", strings.Join(problems, "; "))
-	}
-	return c, nil
+	return problems
 }
 
 // ProviderAPIURL is a test-only payment-provider API address and the

@@ -13,18 +13,18 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
-	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/metrics"
-	"github.com/licentia/licentia/internal/oauth"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/web"
 )
 
 //go:embed templates static
@@ -42,7 +42,7 @@ type Options struct {
 	Activation *activation.Service
 	// OAuth, when set, is the authorization server whose authorize
 	// endpoint and consent page the console serves at /oauth/authorize.
-	OAuth *oauth.Service
+	OAuth Authorizer
 	Clock clock.Clock
 	// Limiter counts failed sign-ins and the customer page's lookups, the
 	// latter in the API's lookup limit, with the same subject.
@@ -54,7 +54,7 @@ type Options struct {
 	BaseURL        string
 	TrustedProxies []netip.Prefix
 	// DatabaseTimeout bounds each request's work; 0 means
-	// httpapi.DefaultDatabaseTimeout.
+	// web.DefaultDatabaseTimeout.
 	DatabaseTimeout time.Duration
 	// Metrics counts requests and rate-limit refusals; nil counts nothing.
 	Metrics *metrics.Metrics
@@ -66,7 +66,7 @@ type Server struct {
 	admin     *admin.Service
 	purchases *purchase.Service
 	act       *activation.Service
-	oauth     *oauth.Service
+	oauth     Authorizer
 	clock     clock.Clock
 	limiter   ratelimit.Limiter
 	metrics   *metrics.Metrics
@@ -79,7 +79,10 @@ type Server struct {
 	pages     pages
 	mux       *http.ServeMux
 	handler   http.Handler
-	observed  httpapi.Observed
+	observed  web.Observed
+	// passwordChecks counts the passwords checked against a stored hash,
+	// the work the sign-in limits bound, so that tests can see them bound.
+	passwordChecks atomic.Int64
 }
 
 // New returns a Server with every page registered.
@@ -89,7 +92,7 @@ func New(o Options) (*Server, error) {
 		log: o.Logger, proxies: o.TrustedProxies, timeout: o.DatabaseTimeout, cookie: cookieName, mux: http.NewServeMux(),
 	}
 	if s.timeout <= 0 {
-		s.timeout = httpapi.DefaultDatabaseTimeout
+		s.timeout = web.DefaultDatabaseTimeout
 	}
 	s.origin = http.NewCrossOriginProtection()
 	if u, err := url.Parse(o.BaseURL); err == nil && u.Host != "" {
@@ -106,7 +109,7 @@ func New(o Options) (*Server, error) {
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
-	s.observed = httpapi.Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "console", Message: "console request",
+	s.observed = web.Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "console", Message: "console request",
 		Pattern: func(r *http.Request) string { _, p := s.mux.Handler(r); return p },
 		Fail:    func(w http.ResponseWriter, r *http.Request, _ any) { s.fail(w, r, nil, errPanic) },
 	}
@@ -165,10 +168,10 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 
 // clientAddr is the client's address, by the API's rule, so the customer
 // page and the API's lookup count in one limit.
-func (s *Server) clientAddr(r *http.Request) string { return httpapi.ClientAddr(r, s.proxies) }
+func (s *Server) clientAddr(r *http.Request) string { return web.ClientAddr(r, s.proxies) }
 
 // MaxBody is the largest form a console page takes, as the API's bodies.
-const MaxBody = httpapi.MaxBody
+const MaxBody = web.MaxBody
 
 // readForm parses a posted form of at most MaxBody bytes.
 func readForm(w http.ResponseWriter, r *http.Request) error {

@@ -81,6 +81,12 @@ type envOptions struct {
 	// proxies are trusted, so a test can send from many client addresses
 	// with X-Forwarded-For.
 	proxies []netip.Prefix
+	// limiter counts the rate limits; in memory on the fake clock unless
+	// set.
+	limiter ratelimit.Limiter
+	// timeout bounds each request's work; the console's default unless
+	// set.
+	timeout time.Duration
 }
 
 // engines are the stores the console's behaviour is held to: SQLite, and
@@ -130,14 +136,17 @@ func newEnv(t *testing.T, o envOptions) *env {
 	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: licentia.DefaultPlans(), Keys: keys, Catalogue: cat,
 		BaseURL: baseURL, PublicURL: baseURL, Mail: m, Logger: log,
 		Providers: map[providers.Name]providers.Provider{providers.Stripe: stripe.New(shop.URL(), 2*time.Second)}})
+	if o.limiter == nil {
+		o.limiter = ratelimit.NewMemory(clk)
+	}
 	e := &env{
-		store: st, admin: svc, clock: clk, logs: logs, mail: m, shop: shop, limiter: ratelimit.NewMemory(clk),
+		store: st, admin: svc, clock: clk, logs: logs, mail: m, shop: shop, limiter: o.limiter,
 		act:       activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: 24 * time.Hour, Logger: log}),
 		purchases: purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys}),
 		metrics:   metrics.New(metrics.Options{Logger: log}),
 	}
 	c, err := console.New(console.Options{Store: st, Admin: svc, Purchases: e.purchases, Activation: e.act, Clock: clk, Limiter: e.limiter,
-		Logger: log, BaseURL: o.consoleBase, TrustedProxies: o.proxies, Metrics: e.metrics})
+		Logger: log, BaseURL: o.consoleBase, TrustedProxies: o.proxies, DatabaseTimeout: o.timeout, Metrics: e.metrics})
 	if err != nil {
 		t.Fatalf("console.New() error = %v", err)
 	}

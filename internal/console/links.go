@@ -62,18 +62,24 @@ func (s *Server) useLink(kind string) publicFunc {
 		if err != nil {
 			return linkError(err)
 		}
-		var limits []limit
+		// The current password is counted before it is checked, as a
+		// sign-in's is, and given back unless it was wrong.
+		var hs []held
 		if current(lv) {
-			limits = s.signInLimits(r, lv.Email)
-			if wait, limited := s.limited(ctx, limits); limited {
+			reserved, wait, limited := s.reserve(ctx, s.signInLimits(r, lv.Email))
+			if limited {
 				return s.tooMany(w, r, wait, r.URL.EscapedPath())
 			}
+			hs = reserved
+			s.passwordChecks.Add(1)
 		}
 		acct, m, err := s.admin.UseLink(ctx, kind, token, r.PostForm.Get("password"))
+		if current(lv) && licentia.ErrorCode(err) == licentia.CodeUnauthorized {
+			s.failed(ctx)
+		} else {
+			s.release(ctx, hs)
+		}
 		if err != nil {
-			if licentia.ErrorCode(err) == licentia.CodeUnauthorized && limits != nil {
-				s.countFailure(ctx, limits)
-			}
 			if p := refusal("link", r, err); p != nil && licentia.ErrorCode(err) != licentia.CodeNotFound {
 				p.Values.Del("password")
 				return s.showLink(w, r, lv, p)

@@ -114,7 +114,7 @@ func (s *Server) refusePurchase(w http.ResponseWriter, r *http.Request, form str
 // API's lookup routes count in, so the console does not add to a
 // guesser's tries. A limiter that fails lets the lookup through.
 func (s *Server) allowLookup(ctx context.Context, r *http.Request) (wait time.Duration, ok bool) {
-	res, err := s.limiter.Allow(ctx, ratelimit.Lookup, "addr:"+s.clientAddr(r))
+	res, err := s.limiter.Allow(ctx, ratelimit.Lookup, ratelimit.ClientSubject(s.clientAddr(r)))
 	if err != nil {
 		s.log.WarnContext(ctx, "rate limiter unavailable", "request_id", requestID(ctx), "error", err.Error())
 		return 0, true

@@ -8,9 +8,9 @@ import (
 
 	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/events"
-	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/purchase"
+	"github.com/licentia/licentia/internal/web"
 	"github.com/licentia/licentia/sdk"
 )
 
@@ -57,7 +57,7 @@ func (s *Server) activateOffline(w http.ResponseWriter, r *http.Request) error {
 		return again(err)
 	}
 	var in activation.OfflineActivate
-	if err := httpapi.DecodeFile(raw, &in); err != nil {
+	if err := web.DecodeFile(raw, &in); err != nil {
 		return again(err)
 	}
 	if in.LicenceKey != nil && !ofPurchase(found, *in.LicenceKey) {

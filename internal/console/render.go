@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/web"
 )
 
 var (
@@ -191,7 +191,7 @@ func refusal(form string, r *http.Request, err error) *problem {
 	if !ok {
 		return nil
 	}
-	status := httpapi.Status(e.Code)
+	status := web.Status(e.Code)
 	if status >= 500 {
 		return nil
 	}
@@ -258,7 +258,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, vis *visit, err er
 	status, msg := http.StatusInternalServerError, "Something went wrong on our side. Try again in a moment."
 	var issues []licentia.Issue
 	if e, ok := errors.AsType[*licentia.Error](err); ok && e.Code != licentia.CodeInternal {
-		status, msg = httpapi.Status(e.Code), e.Message
+		status, msg = web.Status(e.Code), e.Message
 		issues, _ = e.Details["issues"].([]licentia.Issue)
 	}
 	if status >= 500 {

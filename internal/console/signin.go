@@ -42,7 +42,9 @@ var errSignIn = licentia.Errorf(licentia.CodeUnauthorized, "The email address or
 // address and per client address; past either limit every sign-in is
 // refused until its window ends, a right password too, so a guesser
 // learns nothing from a late success. An unknown address costs the same
-// hashing as a known one.
+// hashing as a known one. Each attempt is counted before its password is
+// hashed and given back when the password was right, so concurrent
+// attempts cannot all pass the limits before any of them has failed.
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) error {
 	email, pw := strings.TrimSpace(r.PostForm.Get("email")), r.PostForm.Get("password")
 	next := safeNext(r.PostForm.Get("next"))
@@ -64,26 +66,20 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) error {
 	if err := is.Err(); err != nil {
 		return again(err)
 	}
-	limits := s.signInLimits(r, email)
-	if wait, limited := s.limited(r.Context(), limits); limited {
+	hs, wait, limited := s.reserve(r.Context(), s.signInLimits(r, email))
+	if limited {
 		return s.tooMany(w, r, wait, "/console/sign-in")
 	}
-	acct, err := s.store.AccountByEmail(r.Context(), email)
-	hash := ""
-	switch {
-	case err == nil:
-		hash = acct.PasswordHash
-	case licentia.ErrorCode(err) != licentia.CodeNotFound:
-		return fmt.Errorf("sign in: %w", err)
-	}
-	ok, err := auth.CheckPassword(r.Context(), hash, pw)
+	acct, ok, err := s.checkPassword(r.Context(), email, pw)
 	if err != nil {
+		s.release(r.Context(), hs)
 		return fmt.Errorf("sign in: %w", err)
 	}
 	if !ok {
-		s.countFailure(r.Context(), limits)
+		s.failed(r.Context())
 		return again(errSignIn)
 	}
+	s.release(r.Context(), hs)
 	orgs, err := s.store.Memberships(r.Context(), acct.Email)
 	if err != nil {
 		return fmt.Errorf("sign in: %w", err)
@@ -123,38 +119,76 @@ func (s *Server) signInLimits(r *http.Request, email string) []limit {
 	sum := sha256.Sum256([]byte(strings.ToLower(email)))
 	return []limit{
 		{ratelimit.SignInEmail, "email:" + hex.EncodeToString(sum[:16])},
-		{ratelimit.SignInAddress, "addr:" + s.clientAddr(r)},
+		{ratelimit.SignInAddress, ratelimit.ClientSubject(s.clientAddr(r))},
 	}
 }
 
-// limited reports whether any of limits is used up, and how long until the
-// last of those resets; the metrics count the refusal under each limit
-// used up. A limiter that fails lets the attempt through, as the API does:
-// an outage must not lock everyone out.
-func (s *Server) limited(ctx context.Context, limits []limit) (time.Duration, bool) {
+// checkPassword checks pw against the stored hash of email's account, or
+// against none at the same cost when there is no account.
+func (s *Server) checkPassword(ctx context.Context, email, pw string) (*licentia.Account, bool, error) {
+	acct, err := s.store.AccountByEmail(ctx, email)
+	hash := ""
+	switch {
+	case err == nil:
+		hash = acct.PasswordHash
+	case licentia.ErrorCode(err) != licentia.CodeNotFound:
+		return nil, false, err
+	}
+	s.passwordChecks.Add(1)
+	ok, err := auth.CheckPassword(ctx, hash, pw)
+	return acct, ok, err
+}
+
+// held is an attempt counted in one limit, to be given back unless the
+// attempt fails.
+type held struct {
+	limit
+	counted ratelimit.Result
+}
+
+// reserve counts an attempt in every one of limits before its password is
+// checked, and reports whether any of them is used up and how long until
+// the last of those resets; the metrics count the refusal under each limit
+// used up. A refused attempt is given back at once: it checked nothing.
+// Counting first is what bounds the checks: the limiter counts atomically,
+// so however many attempts arrive together, at most a limit's worth are
+// let through. A limiter that fails lets the attempt through, as the API
+// does: an outage must not lock everyone out.
+func (s *Server) reserve(ctx context.Context, limits []limit) ([]held, time.Duration, bool) {
+	var hs []held
 	var wait time.Duration
 	out := false
 	for _, l := range limits {
-		res, err := s.limiter.Peek(ctx, l.rule, l.key)
+		res, err := s.limiter.Allow(ctx, l.rule, l.key)
 		if err != nil {
 			s.log.WarnContext(ctx, "rate limiter unavailable", "request_id", requestID(ctx), "error", err.Error())
 			continue
 		}
+		hs = append(hs, held{l, res})
 		if !res.Allowed {
 			s.metrics.RateLimited(l.rule.Name)
 			out, wait = true, max(wait, res.Reset)
 		}
 	}
-	return wait, out
+	if out {
+		s.release(ctx, hs)
+	}
+	return hs, wait, out
 }
 
-// countFailure counts a failed attempt in every limit.
-func (s *Server) countFailure(ctx context.Context, limits []limit) {
-	for _, l := range limits {
-		if _, err := s.limiter.Allow(ctx, l.rule, l.key); err != nil {
+// release gives back an attempt that did not fail. It runs even when the
+// client has gone: a right password must not stay counted as a failure.
+func (s *Server) release(ctx context.Context, hs []held) {
+	ctx = context.WithoutCancel(ctx)
+	for _, h := range hs {
+		if err := s.limiter.Release(ctx, h.rule, h.key, h.counted); err != nil {
 			s.log.WarnContext(ctx, "rate limiter unavailable", "request_id", requestID(ctx), "error", err.Error())
 		}
 	}
+}
+
+// failed logs a failed attempt, which stays counted in its limits.
+func (s *Server) failed(ctx context.Context) {
 	s.log.LogAttrs(ctx, slog.LevelInfo, "console sign-in refused", slog.String("request_id", requestID(ctx)))
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/ratelimit"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // public registers an activation route: no API key; the public rate limit
@@ -15,7 +16,7 @@ import (
 // in the contract's order. Every answer is counted in the metrics as
 // route's, by its result.
 func (s *Server) public(pattern, route string, h handlerFunc) {
-	s.keyless(pattern, ratelimit.Public, func(r *http.Request) string { return "addr:" + s.clientAddr(r) + "|" + pattern },
+	s.keyless(pattern, ratelimit.Public, func(r *http.Request) string { return ratelimit.ClientSubject(s.clientAddr(r)) + "|" + pattern },
 		func(err error) { s.metrics.Activation(route, result(err)) }, h)
 }
 
@@ -35,8 +36,8 @@ func result(err error) string {
 func (s *Server) keyless(pattern string, rule ratelimit.Rule, subject func(*http.Request) string, answered func(error), h handlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		err := s.allow(w, r, rule, subject(r))
-		if err == nil && !limitBody(w, r) {
-			err = errTooLarge
+		if err == nil && !web.LimitBody(w, r) {
+			err = web.ErrTooLarge
 		}
 		if err == nil {
 			err = h(w, r)
@@ -65,7 +66,7 @@ type statusAnswer struct {
 
 func (s *Server) activate(w http.ResponseWriter, r *http.Request) error {
 	var in activation.Activate
-	if err := decode(r, nil, &in); err != nil {
+	if err := web.Decode(r, nil, &in); err != nil {
 		return err
 	}
 	res, err := s.activation.Activate(r.Context(), in)
@@ -84,7 +85,7 @@ func (s *Server) activate(w http.ResponseWriter, r *http.Request) error {
 // same answer as an activation, which the application imports.
 func (s *Server) activateOffline(w http.ResponseWriter, r *http.Request) error {
 	var in activation.OfflineActivate
-	if err := decode(r, nil, &in); err != nil {
+	if err := web.Decode(r, nil, &in); err != nil {
 		return err
 	}
 	res, err := s.activation.ActivateOffline(r.Context(), in)
@@ -101,7 +102,7 @@ func (s *Server) activateOffline(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) activationStatus(w http.ResponseWriter, r *http.Request) error {
 	var in activation.Status
-	if err := decode(r, nil, &in); err != nil {
+	if err := web.Decode(r, nil, &in); err != nil {
 		return err
 	}
 	res, err := s.activation.Status(r.Context(), in)
@@ -114,7 +115,7 @@ func (s *Server) activationStatus(w http.ResponseWriter, r *http.Request) error 
 
 func (s *Server) deactivate(w http.ResponseWriter, r *http.Request) error {
 	var in activation.Deactivate
-	if err := decode(r, nil, &in); err != nil {
+	if err := web.Decode(r, nil, &in); err != nil {
 		return err
 	}
 	changed, err := s.activation.Deactivate(r.Context(), in)

@@ -26,6 +26,8 @@ func (a allowAll) Peek(ctx context.Context, rule ratelimit.Rule, key string) (ra
 	return a.Allow(ctx, rule, key)
 }
 
+func (allowAll) Release(context.Context, ratelimit.Rule, string, ratelimit.Result) error { return nil }
+
 // newBenchEnv is an env (SQLite on a file, as served) with desk-app in the
 // catalogue and a machines licence of the highest limit, and its key; its
 // rate limiter allows every request.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // guardedCalls are the calls an AI assistant is refused whatever its role,
@@ -115,7 +115,7 @@ func TestForAssistantHoldsKeys(t *testing.T) {
 		if c.body != nil {
 			body, _ = json.Marshal(c.body)
 		}
-		req := httptest.NewRequestWithContext(httpapi.ForAssistant(t.Context()), c.method, c.path, bytes.NewReader(body))
+		req := httptest.NewRequestWithContext(web.ForAssistant(t.Context()), c.method, c.path, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+c.key)
 		w := httptest.NewRecorder()
 		e.api.ServeHTTP(w, req)

@@ -235,7 +235,7 @@ func TestUnknownQueryParameters(t *testing.T) {
 
 // TestBodySize: 64 KB is 65,536 bytes. A body declared larger answers 413
 // payload_too_large without being read; one of exactly 65,536 bytes goes on
-// to the route. (decode_internal_test.go reads bodies of both sizes.)
+// to the route. (internal/web's decode_internal_test.go reads bodies of both sizes.)
 func TestBodySize(t *testing.T) {
 	e := newTestEnv(t)
 	key := e.key(t, e.org.ID, licentia.ScopeProviderWrite, licentia.ScopeOrganizationRead)

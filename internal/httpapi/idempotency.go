@@ -14,6 +14,7 @@ import (
 
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // Idempotency-Key: how long a key replays its first answer, and the
@@ -60,9 +61,9 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, h handlerFun
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return errTooLarge
+			return web.ErrTooLarge
 		}
-		return unfinishedBody(err)
+		return web.UnfinishedBody(err)
 	}
 	r.Body = io.NopCloser(bytes.NewReader(raw))
 

@@ -16,6 +16,7 @@ import (
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // withKey returns c sending the Idempotency-Key k.
@@ -152,7 +153,7 @@ func TestIdempotencyKeyValidation(t *testing.T) {
 		{"an invalid body", withKey(issueCall(e.allKey, map[string]any{"nonsense": 1}), ""), 400, "validation_failed"},
 		{"no key", withKey(issueCall("", issueBody(nil)), ""), 401, "unauthorized"},
 		{"missing scope", withKey(issueCall(readOnly, issueBody(nil)), ""), 403, "insufficient_scope"},
-		{"oversized body", withKey(issueCall(e.allKey, paddedBody(`{"product_id":"desk-app","email":"a@b.example"}`, httpapi.MaxBody+1)), ""),
+		{"oversized body", withKey(issueCall(e.allKey, paddedBody(`{"product_id":"desk-app","email":"a@b.example"}`, web.MaxBody+1)), ""),
 			413, "payload_too_large"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

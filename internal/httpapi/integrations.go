@@ -5,6 +5,7 @@ import (
 
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // integrationJSON is an integration as answers show it: never a credential.
@@ -47,7 +48,7 @@ func toMappingJSON(m *licentia.Mapping) mappingJSON {
 
 func (s *Server) listIntegrations(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
-	readQuery(r, &is)
+	web.ReadQuery(r, &is)
 	if err := is.Err(); err != nil {
 		return err
 	}
@@ -84,7 +85,7 @@ func (s *Server) putMapping(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathUUID(r, "id", &is)
 	var in admin.PutMapping
-	if err := decode(r, is, &in); err != nil {
+	if err := web.Decode(r, is, &in); err != nil {
 		return err
 	}
 	c := callerOf(r)
@@ -100,7 +101,7 @@ func (s *Server) deleteMapping(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathUUID(r, "id", &is)
 	var in admin.DeleteMappingRequest
-	if err := decode(r, is, &in); err != nil {
+	if err := web.Decode(r, is, &in); err != nil {
 		return err
 	}
 	c := callerOf(r)

@@ -8,6 +8,7 @@ import (
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/web"
 )
 
 type issuedAnswer struct {
@@ -17,7 +18,7 @@ type issuedAnswer struct {
 
 func (s *Server) issueLicence(w http.ResponseWriter, r *http.Request) error {
 	var in admin.NewLicence
-	if err := decode(r, nil, &in); err != nil {
+	if err := web.Decode(r, nil, &in); err != nil {
 		return err
 	}
 	c := callerOf(r)
@@ -31,7 +32,7 @@ func (s *Server) issueLicence(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) findLicences(w http.ResponseWriter, r *http.Request) error {
 	var q admin.FindQuery
-	if err := decode(r, nil, &q); err != nil {
+	if err := web.Decode(r, nil, &q); err != nil {
 		return err
 	}
 	ls, err := s.admin.FindLicences(r.Context(), callerOf(r).OrgID, q)
@@ -69,7 +70,7 @@ type bySourceJSON struct {
 
 func (s *Server) countLicences(w http.ResponseWriter, r *http.Request) error {
 	var q admin.CountQuery
-	if err := decode(r, nil, &q); err != nil {
+	if err := web.Decode(r, nil, &q); err != nil {
 		return err
 	}
 	n, since, err := s.admin.CountLicences(r.Context(), callerOf(r).OrgID, q)
@@ -148,7 +149,7 @@ func (s *Server) statusChange(op statusOp) handlerFunc {
 		var is licentia.Issues
 		id := pathUUID(r, "id", &is)
 		var in admin.ChangeStatus
-		if err := decode(r, is, &in); err != nil {
+		if err := web.Decode(r, is, &in); err != nil {
 			return err
 		}
 		c := callerOf(r)
@@ -165,7 +166,7 @@ func (s *Server) anonymiseLicence(w http.ResponseWriter, r *http.Request) error 
 	var is licentia.Issues
 	id := pathUUID(r, "id", &is)
 	var in admin.Anonymise
-	if err := decode(r, is, &in); err != nil {
+	if err := web.Decode(r, is, &in); err != nil {
 		return err
 	}
 	c := callerOf(r)
@@ -182,7 +183,7 @@ func (s *Server) patchLicence(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathUUID(r, "id", &is)
 	var in admin.LicenceChange
-	if err := decode(r, is, &in); err != nil {
+	if err := web.Decode(r, is, &in); err != nil {
 		return err
 	}
 	c := callerOf(r)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // TestMetricsCounted: with metrics on, each activation route's answer is
@@ -27,11 +27,11 @@ func TestMetricsCounted(t *testing.T) {
 	}
 	serve(t, e, "/v1/activations/status", mustJSON(t, map[string]any{"licence_key": "DESK_NOTAKEY", "machine_id": "metrics-machine"}),
 		http.StatusUnprocessableEntity)
-	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/v1/activations/status", bytes.NewReader(make([]byte, httpapi.MaxBody+1)))
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, "/v1/activations/status", bytes.NewReader(make([]byte, web.MaxBody+1)))
 	w := httptest.NewRecorder()
 	e.api.ServeHTTP(w, req)
 	if w.Code != http.StatusRequestEntityTooLarge {
-		t.Fatalf("POST /v1/activations/status of %d bytes = %d, want 413", httpapi.MaxBody+1, w.Code)
+		t.Fatalf("POST /v1/activations/status of %d bytes = %d, want 413", web.MaxBody+1, w.Code)
 	}
 	serve(t, e, "/v1/activations/status", status, http.StatusTooManyRequests)
 	serve(t, e, "/v1/activations/deactivate", status, http.StatusOK)

@@ -3,15 +3,13 @@ package httpapi
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
 	"path"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/web"
 )
 
 type ctxKey int
@@ -19,10 +17,7 @@ type ctxKey int
 const (
 	requestIDKey ctxKey = iota
 	callerKey
-	assistantKey
 )
-
-var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{8,64}$`)
 
 // requestID returns the request's id.
 func requestID(ctx context.Context) string {
@@ -36,13 +31,7 @@ func requestID(ctx context.Context) string {
 // (see route.go), after the route is known.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// A request id the client sends is echoed when it has the contract's
-		// shape; any other value is replaced, so a log line or an answer
-		// never carries text the client chose freely.
-		id := r.Header.Get("X-Request-Id")
-		if !requestIDRE.MatchString(id) {
-			id = licentia.NewID()
-		}
+		id := web.RequestID(r)
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
 		w.Header().Set("X-Request-Id", id)
 		w.Header().Set("Cache-Control", "no-store")
@@ -93,58 +82,7 @@ func cleanPath(p string) string {
 
 // clientAddr is the request's client address under the server's trusted
 // proxies.
-func (s *Server) clientAddr(r *http.Request) string { return ClientAddr(r, s.proxies) }
-
-// ClientAddr is the TCP peer, unless the peer is in trusted (a proxy): then
-// X-Forwarded-For is read from the right and the first address that is not
-// a trusted proxy is the client. The console counts its limits by it too.
-func ClientAddr(r *http.Request, trusted []netip.Prefix) string {
-	peer := peerAddr(r)
-	if !peer.IsValid() {
-		return r.RemoteAddr
-	}
-	if !isTrusted(trusted, peer) {
-		return peer.String()
-	}
-	client := peer
-	hops := r.Header.Values("X-Forwarded-For")
-	for i := len(hops) - 1; i >= 0; i-- {
-		parts := strings.Split(hops[i], ",")
-		for j := len(parts) - 1; j >= 0; j-- {
-			a, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
-			if err != nil {
-				// An unparsable hop ends the walk: nothing left of it can be trusted.
-				return client.String()
-			}
-			client = a.Unmap()
-			if !isTrusted(trusted, client) {
-				return client.String()
-			}
-		}
-	}
-	return client.String()
-}
-
-func peerAddr(r *http.Request) netip.Addr {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return a.Unmap()
-}
-
-func isTrusted(trusted []netip.Prefix, a netip.Addr) bool {
-	for _, p := range trusted {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
+func (s *Server) clientAddr(r *http.Request) string { return web.ClientAddr(r, s.proxies) }
 
 // setRateHeaders writes the X-RateLimit-*-<name> headers.
 func setRateHeaders(h http.Header, name string, limit, remaining int64, reset time.Duration) {

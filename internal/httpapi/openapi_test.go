@@ -19,6 +19,7 @@ import (
 
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/web"
 )
 
 func TestOpenAPIDocumentValid(t *testing.T) {
@@ -110,7 +111,7 @@ func TestCodes(t *testing.T) {
 		if !ok {
 			t.Errorf("code %q: no contract status in this test; add it from the contract's tables", c)
 		}
-		if got := httpapi.Status(c); got != want {
+		if got := web.Status(c); got != want {
 			t.Errorf("Status(%q) = %d, want %d", c, got, want)
 		}
 		codes = append(codes, string(c))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/web"
 )
 
 type organizationAnswer struct {
@@ -37,7 +38,7 @@ type limitsJSON struct {
 
 func (s *Server) getOrganization(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
-	readQuery(r, &is)
+	web.ReadQuery(r, &is)
 	if err := is.Err(); err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ type memberJSON struct {
 
 func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
-	readQuery(r, &is)
+	web.ReadQuery(r, &is)
 	if err := is.Err(); err != nil {
 		return err
 	}
@@ -95,7 +96,7 @@ type invitationJSON struct {
 
 func (s *Server) listInvitations(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
-	readQuery(r, &is)
+	web.ReadQuery(r, &is)
 	if err := is.Err(); err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func memberOf(m *licentia.Member) memberJSON {
 
 func (s *Server) invite(w http.ResponseWriter, r *http.Request) error {
 	var in admin.NewInvitation
-	if err := decode(r, nil, &in); err != nil {
+	if err := web.Decode(r, nil, &in); err != nil {
 		return err
 	}
 	inv, err := s.admin.Invite(r.Context(), acting(r), in)
@@ -171,7 +172,7 @@ func (s *Server) changeMemberRole(w http.ResponseWriter, r *http.Request) error 
 	var is licentia.Issues
 	id := pathUUID(r, "id", &is)
 	var in admin.ChangeRole
-	if err := decode(r, is, &in); err != nil {
+	if err := web.Decode(r, is, &in); err != nil {
 		return err
 	}
 	m, err := s.admin.ChangeMemberRole(r.Context(), acting(r), id, in)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/web"
 	"github.com/licentia/licentia/sdk"
 )
 
@@ -77,7 +78,7 @@ type productAnswer struct {
 
 func (s *Server) listProducts(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
-	readQuery(r, &is)
+	web.ReadQuery(r, &is)
 	if err := is.Err(); err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func pathProductID(r *http.Request, issues *licentia.Issues) string {
 func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathProductID(r, &is)
-	readQuery(r, &is)
+	web.ReadQuery(r, &is)
 	if err := is.Err(); err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func (s *Server) getProduct(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) createProduct(w http.ResponseWriter, r *http.Request) error {
 	var in admin.NewProduct
-	if err := decode(r, nil, &in); err != nil {
+	if err := web.Decode(r, nil, &in); err != nil {
 		return err
 	}
 	v, err := s.admin.CreateProduct(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, in)
@@ -134,7 +135,7 @@ func (s *Server) patchProduct(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathProductID(r, &is)
 	var in admin.ProductPatch
-	if err := decode(r, is, &in); err != nil {
+	if err := web.Decode(r, is, &in); err != nil {
 		return err
 	}
 	v, err := s.admin.UpdateProduct(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, in)
@@ -149,7 +150,7 @@ func (s *Server) rotateSigningKey(w http.ResponseWriter, r *http.Request) error 
 	var is licentia.Issues
 	id := pathProductID(r, &is)
 	var in admin.RotateKey
-	if err := decode(r, is, &in); err != nil {
+	if err := web.Decode(r, is, &in); err != nil {
 		return err
 	}
 	v, err := s.admin.RotateSigningKey(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, in)
@@ -164,7 +165,7 @@ func (s *Server) retirePublicKey(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathProductID(r, &is)
 	var in admin.RetireKey
-	if err := decode(r, is, &in); err != nil {
+	if err := web.Decode(r, is, &in); err != nil {
 		return err
 	}
 	v, err := s.admin.RetirePublicKey(r.Context(), callerOf(r).Actor, callerOf(r).OrgID, id, in)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // provider registers a payment provider's webhook route: no API key (the
@@ -14,8 +15,8 @@ import (
 // the body limit still applies, 413 first.
 func (s *Server) provider(pattern string, h handlerFunc) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if !limitBody(w, r) {
-			s.writeError(w, r, errTooLarge)
+		if !web.LimitBody(w, r) {
+			s.writeError(w, r, web.ErrTooLarge)
 			return
 		}
 		if err := h(w, r); err != nil {
@@ -34,9 +35,9 @@ func (s *Server) providerWebhook(w http.ResponseWriter, r *http.Request) error {
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return errTooLarge
+			return web.ErrTooLarge
 		}
-		return unfinishedBody(err)
+		return web.UnfinishedBody(err)
 	}
 	res, err := s.admin.HandleProviderWebhook(r.Context(), admin.ProviderWebhook{
 		IntegrationID: r.PathValue("integration_id"), Header: r.Header, Body: raw})

@@ -6,6 +6,7 @@ import (
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // lookup registers a purchase lookup route: no API key; the lookup rate
@@ -14,7 +15,7 @@ import (
 // POST share one allowance of 5 a minute, so the two routes do not double
 // a guesser's tries.
 func (s *Server) lookup(pattern string, h handlerFunc) {
-	s.keyless(pattern, ratelimit.Lookup, func(r *http.Request) string { return "addr:" + s.clientAddr(r) }, nil, h)
+	s.keyless(pattern, ratelimit.Lookup, func(r *http.Request) string { return ratelimit.ClientSubject(s.clientAddr(r)) }, nil, h)
 }
 
 type purchaseAnswer struct {
@@ -56,7 +57,7 @@ func purchaseAnswerOf(p *purchase.Purchase) purchaseAnswer {
 
 func (s *Server) lookupPurchaseQuery(w http.ResponseWriter, r *http.Request) error {
 	var in purchase.LookupQuery
-	if err := decode(r, nil, &in); err != nil {
+	if err := web.Decode(r, nil, &in); err != nil {
 		return err
 	}
 	p, err := s.purchases.LookupQuery(r.Context(), in)
@@ -69,7 +70,7 @@ func (s *Server) lookupPurchaseQuery(w http.ResponseWriter, r *http.Request) err
 
 func (s *Server) lookupPurchase(w http.ResponseWriter, r *http.Request) error {
 	var in purchase.Lookup
-	if err := decode(r, nil, &in); err != nil {
+	if err := web.Decode(r, nil, &in); err != nil {
 		return err
 	}
 	p, err := s.purchases.Lookup(r.Context(), in)

@@ -8,6 +8,7 @@ import (
 	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/ratelimit"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // handlerFunc is a route's handler: it decodes, calls one operation, writes
@@ -23,7 +24,7 @@ func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 	s.scopes[pattern] = scope
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		caller, authErr := s.auth.Authenticate(r.Context(), authorization(r.Header))
-		if authErr == nil && forAssistant(r.Context()) {
+		if authErr == nil && web.IsForAssistant(r.Context()) {
 			caller = caller.AsAssistant()
 		}
 		if authErr != nil && licentia.ErrorCode(authErr) != licentia.CodeUnauthorized {
@@ -34,7 +35,7 @@ func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 			s.writeError(w, r, authErr)
 			return
 		}
-		subject := "addr:" + s.clientAddr(r)
+		subject := ratelimit.ClientSubject(s.clientAddr(r))
 		if authErr == nil {
 			subject = caller.RateSubject()
 		}
@@ -57,8 +58,8 @@ func (s *Server) handle(pattern string, scope licentia.Scope, h handlerFunc) {
 			})
 			return
 		}
-		if !limitBody(w, r) {
-			s.writeError(w, r, errTooLarge)
+		if !web.LimitBody(w, r) {
+			s.writeError(w, r, web.ErrTooLarge)
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), callerKey, caller))
@@ -81,19 +82,6 @@ func notForAssistants(h handlerFunc) handlerFunc {
 		}
 		return h(w, r)
 	}
-}
-
-// ForAssistant marks a request made on behalf of an AI assistant, such as a
-// tool call of the MCP server: its caller, an API key included, is held to
-// the assistant guard-rails. Only code in the process can set it; no header
-// of a client's request does.
-func ForAssistant(ctx context.Context) context.Context {
-	return context.WithValue(ctx, assistantKey, true)
-}
-
-func forAssistant(ctx context.Context) bool {
-	v, _ := ctx.Value(assistantKey).(bool)
-	return v
 }
 
 // RouteScope returns the scope the administration route pattern needs, as
@@ -140,16 +128,6 @@ func (s *Server) allow(w http.ResponseWriter, r *http.Request, rule ratelimit.Ru
 	s.metrics.RateLimited(rule.Name)
 	w.Header().Set("Retry-After-"+rule.Name, strconv.FormatInt(ceilSeconds(res.Reset), 10))
 	return licentia.Errorf(licentia.CodeRateLimited, "Too many requests; retry after the seconds in Retry-After-%s.", rule.Name)
-}
-
-// limitBody refuses a body whose declared length is over MaxBody without
-// reading it, and caps the reading of any other at MaxBody.
-func limitBody(w http.ResponseWriter, r *http.Request) bool {
-	if r.ContentLength > MaxBody {
-		return false
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
-	return true
 }
 
 // callerOf returns the authenticated caller of an administration route.

@@ -1,6 +1,7 @@
-// Package httpapi serves the HTTP interface: the route table, request
-// decoding, middleware, the error envelope and the OpenAPI document. Handlers
-// decode, call one operation and write JSON; rules live in the operations.
+// Package httpapi serves the HTTP interface: the route table, middleware,
+// the error envelope and the OpenAPI document. Handlers decode (with web's
+// strict decoder), call one operation and write JSON; rules live in the
+// operations.
 package httpapi
 
 import (
@@ -20,6 +21,7 @@ import (
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // The deadlines of the HTTP server that serves a Server. A request, body
@@ -47,7 +49,7 @@ type Options struct {
 	// database), such as an unreachable shared rate limiter.
 	Ready func() error
 	// DatabaseTimeout bounds each request's work, its store calls above
-	// all; 0 means DefaultDatabaseTimeout.
+	// all; 0 means web.DefaultDatabaseTimeout.
 	DatabaseTimeout time.Duration
 	// Metrics counts requests, activations and rate-limit refusals; nil
 	// counts nothing.
@@ -56,10 +58,6 @@ type Options struct {
 	// running binary's own (build.Read).
 	Build build.Info
 }
-
-// DefaultDatabaseTimeout is the deadline of a request's work when Options
-// sets none.
-const DefaultDatabaseTimeout = 5 * time.Second
 
 // Server is the HTTP interface.
 type Server struct {
@@ -78,7 +76,7 @@ type Server struct {
 	build      build.Info
 	mux        *http.ServeMux
 	handler    http.Handler
-	observed   Observed
+	observed   web.Observed
 	// scopes holds each administration route's scope by pattern.
 	scopes map[string]licentia.Scope
 	// unsettled holds the Idempotency-Key claims to settle again.
@@ -96,9 +94,9 @@ func New(o Options) *Server {
 		s.build = build.Read()
 	}
 	if s.timeout <= 0 {
-		s.timeout = DefaultDatabaseTimeout
+		s.timeout = web.DefaultDatabaseTimeout
 	}
-	s.observed = Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "api", Message: "request",
+	s.observed = web.Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "api", Message: "request",
 		Pattern: func(r *http.Request) string { _, p := s.mux.Handler(r); return p },
 		Fail:    func(w http.ResponseWriter, r *http.Request, p any) { s.writeError(w, r, fmt.Errorf("panic: %v", p)) },
 	}

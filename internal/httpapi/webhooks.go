@@ -5,6 +5,7 @@ import (
 
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/web"
 )
 
 type endpointJSON struct {
@@ -34,7 +35,7 @@ type endpointSecretAnswer struct {
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
-	readQuery(r, &is)
+	web.ReadQuery(r, &is)
 	if err := is.Err(); err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) addWebhook(w http.ResponseWriter, r *http.Request) error {
 	var in admin.CreateWebhookEndpoint
-	if err := decode(r, nil, &in); err != nil {
+	if err := web.Decode(r, nil, &in); err != nil {
 		return err
 	}
 	c := callerOf(r)
@@ -81,7 +82,7 @@ func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathUUID(r, "id", &is)
 	var in admin.UpdateWebhookEndpoint
-	if err := decode(r, is, &in); err != nil {
+	if err := web.Decode(r, is, &in); err != nil {
 		return err
 	}
 	c := callerOf(r)
@@ -109,8 +110,8 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathUUID(r, "id", &is)
-	readQuery(r, &is)
-	if _, err := readBody(r, &is); err != nil {
+	web.ReadQuery(r, &is)
+	if _, err := web.ReadBody(r, &is); err != nil {
 		return err
 	}
 	if err := is.Err(); err != nil {
@@ -147,9 +148,9 @@ func toDeliveryJSON(d *licentia.Delivery) deliveryJSON {
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathUUID(r, "id", &is)
-	q := readQuery(r, &is, "cursor")
+	q := web.ReadQuery(r, &is, "cursor")
 	var cursor *string
-	if v, ok := q.get("cursor"); ok {
+	if v, ok := q.Get("cursor"); ok {
 		c, ok := licentia.ParseUUID(v)
 		if !ok {
 			is.Add("query.cursor", "is not a cursor of this endpoint's deliveries")
@@ -175,8 +176,8 @@ func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request) error {
 	var is licentia.Issues
 	id := pathUUID(r, "id", &is)
 	deliveryID := pathUUID(r, "deliveryId", &is)
-	readQuery(r, &is)
-	if _, err := readBody(r, &is); err != nil {
+	web.ReadQuery(r, &is)
+	if _, err := web.ReadBody(r, &is); err != nil {
 		return err
 	}
 	if err := is.Err(); err != nil {

@@ -1,6 +1,7 @@
 package licentia
 
 import (
+	"net/mail"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -29,6 +30,26 @@ func CheckEmail(s string) string {
 		return "must have a local part before the @"
 	case !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, "."):
 		return "must have a domain with a dot"
+	}
+	return ""
+}
+
+// CheckMailableEmail returns why s is not an address the service can mail,
+// or "" when it is: the email rule (CheckEmail), and net/mail.ParseAddress,
+// the parser the mail library runs on every recipient, reads it as exactly
+// s with no display name. Without the second half an address such as
+// a..b@x.example passes the rule and then fails when its mail is built,
+// after the caller was told to try again later; and <a@x.example> or
+// "a"@x.example would be stored as typed but mailed to another spelling.
+// Every address the service sends mail to is checked with it before
+// anything is written; licence emails keep the plain rule.
+func CheckMailableEmail(s string) string {
+	if msg := CheckEmail(s); msg != "" {
+		return msg
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Name != "" || a.Address != s {
+		return "must be an address mail can be sent to"
 	}
 	return ""
 }

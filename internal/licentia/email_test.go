@@ -51,3 +51,38 @@ func TestCheckEmail(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckMailableEmail: the email rule, plus an address the mail
+// library's parser reads as exactly itself. Licence emails keep the plain
+// rule, so these stay acceptable to CheckEmail.
+func TestCheckMailableEmail(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		email string
+		ok    bool
+	}{
+		{"plain", "ada@example.com", true},
+		{"plus and dots", "ada.lovelace+team@mail.example.co.uk", true},
+		{"apostrophe", "o'brien@example.com", true},
+		{"unicode", "adélaïde@exämple.com", true},
+		{"the rule refuses it", "ada@localhost", false},
+		{"a quote", `a"b@example.com`, false},
+		{"two dots in a row", "a..b@example.com", false},
+		{"a leading dot", ".ada@example.com", false},
+		{"an angle bracket", "a<b@example.com", false},
+		{"in angle brackets", "<ada@example.com>", false},
+		{"quoted, mailed unquoted", `"ada"@example.com`, false},
+		{"a comment", "ada(x)@example.com", false},
+		{"two dots in the domain", "ada@example..com", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			msg := licentia.CheckMailableEmail(tt.email)
+			if got := msg == ""; got != tt.ok {
+				t.Errorf("CheckMailableEmail(%q) = %q, want acceptable = %v", tt.email, msg, tt.ok)
+			}
+			if !tt.ok && tt.name != "the rule refuses it" && licentia.CheckEmail(tt.email) != "" {
+				t.Errorf("CheckEmail(%q) refuses it; this case is for the stricter check only", tt.email)
+			}
+		})
+	}
+}

@@ -135,8 +135,8 @@ func integerRange(lo, hi int64) string {
 // CheckFields reports, field by field in declaration order, what the
 // request struct v (a pointer) says of itself: a value sent but not read
 // (from its Decoded), a required field missing, an integer out of its
-// range. These are the facts a schema states; an operation's own rules
-// follow them in its Validate.
+// range, a time outside CheckTime's years. These are the facts a schema
+// states; an operation's own rules follow them in its Validate.
 func CheckFields(v any) Issues {
 	rv := reflect.ValueOf(v).Elem()
 	var unread map[string]string
@@ -158,6 +158,10 @@ func CheckFields(v any) Issues {
 		case f.HasRange && fv.Elem().Kind() == reflect.Int64:
 			if n := fv.Elem().Int(); n < f.Min || n > f.Max {
 				is.Add(f.Path, "%s", integerRange(f.Min, f.Max))
+			}
+		case f.IsTimeField():
+			if msg := CheckTime(fv.Elem().Interface().(time.Time)); msg != "" {
+				is.Add(f.Path, "%s", msg)
 			}
 		}
 	}

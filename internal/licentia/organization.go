@@ -73,7 +73,8 @@ func ValidateOrganization(name, slug string, plan PlanID, plans Plans, ownerEmai
 	if _, ok := plans[plan]; !ok {
 		is.Add("plan", "must be one of free, indie, studio, business")
 	}
-	if msg := CheckEmail(ownerEmail); msg != "" {
+	// The owner is a member the service mails (setup and sign-in links).
+	if msg := CheckMailableEmail(ownerEmail); msg != "" {
 		is.Add("owner_email", "%s", msg)
 	}
 	return is.Err()

@@ -47,3 +47,27 @@ func TestTruncateMillis(t *testing.T) {
 		t.Errorf("TruncateMillis(%v) = %v, want %v", at, got, want)
 	}
 }
+
+func TestCheckTime(t *testing.T) {
+	const refused = "must be from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z"
+	for _, tt := range []struct {
+		name string
+		in   time.Time
+		want string
+	}{
+		{"the last nanosecond of 1969", time.Date(1969, 12, 31, 23, 59, 59, 999_999_999, time.UTC), refused},
+		{"the epoch", time.Unix(0, 0), ""},
+		{"1970 where it is said, 1969 in UTC", time.Date(1970, 1, 1, 0, 30, 0, 0, time.FixedZone("", 3600)), refused},
+		{"1969 where it is said, 1970 in UTC", time.Date(1969, 12, 31, 23, 30, 0, 0, time.FixedZone("", -3600)), ""},
+		{"the zero time", time.Time{}, refused},
+		{"the last nanosecond of 9999", time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC), ""},
+		{"the first instant of 10000", time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), refused},
+		{"9999 where it is said, 10000 in UTC", time.Date(9999, 12, 31, 23, 30, 0, 0, time.FixedZone("", -3600)), refused},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := licentia.CheckTime(tt.in); got != tt.want {
+				t.Errorf("CheckTime(%v) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}

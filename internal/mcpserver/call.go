@@ -13,14 +13,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // handler calls t's route in-process as the request's caller: the same
 // credential, from the same client address, under the /mcp request's id.
 // The API then applies every rule it applies to any client, the assistant
-// guard-rails included (httpapi.ForAssistant), counts the call in the
+// guard-rails included (web.ForAssistant), counts the call in the
 // caller's admin limit for that route and audits it as the member or key.
 func (s *Server) handler(rq *request, t *tool) mcp.ToolHandler {
 	bodyNames, queryNames := t.names()
@@ -37,7 +37,7 @@ func (s *Server) handler(rq *request, t *tool) mcp.ToolHandler {
 		if err != nil {
 			return refusal(rq.id, err), nil
 		}
-		hr, err := http.NewRequestWithContext(httpapi.ForAssistant(ctx), t.method, target, bytes.NewReader(body))
+		hr, err := http.NewRequestWithContext(web.ForAssistant(ctx), t.method, target, bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}
@@ -195,6 +195,6 @@ func refusal(id string, err error) *mcp.CallToolResult {
 // writeError writes the API's error envelope for a refusal of /mcp itself.
 func writeError(w http.ResponseWriter, id string, err error) {
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(httpapi.Status(errAs(err).Code))
+	w.WriteHeader(web.Status(errAs(err).Code))
 	w.Write(append(errorJSON(id, err), '\n'))
 }

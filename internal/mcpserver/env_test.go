@@ -117,7 +117,7 @@ func newEnv(t *testing.T, open func(t *testing.T) store.Store) *env {
 		Purchases:  purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys}),
 		Auth:       authn, Limiter: limiter, Clock: clk, Logger: log,
 	})
-	m, err := mcpserver.New(mcpserver.Options{API: api, Auth: authn, Limiter: limiter, Clock: clk, Logger: log, BaseURL: baseURL})
+	m, err := mcpserver.New(mcpserver.Options{API: api, Document: httpapi.OpenAPI, Auth: authn, Limiter: limiter, Clock: clk, Logger: log, BaseURL: baseURL})
 	if err != nil {
 		t.Fatalf("mcpserver.New() error = %v", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"time"
@@ -22,29 +21,43 @@ import (
 
 	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/clock"
-	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/ratelimit"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // Path is where the MCP server is served.
 const Path = "/mcp"
 
+// API is the administration API the tools call in-process: its handler,
+// and the scope each of its administration routes needs. The API server
+// (httpapi) is one; cli hands it over, so that neither front door imports
+// the other.
+type API interface {
+	http.Handler
+	// RouteScope returns the scope the administration route pattern
+	// needs, and false for a pattern that is not one.
+	RouteScope(pattern string) (licentia.Scope, bool)
+}
+
 // Options are the dependencies of a Server.
 type Options struct {
 	// API serves the administration routes the tools call.
-	API     *httpapi.Server
-	Auth    *auth.Authenticator
-	Limiter ratelimit.Limiter
-	Clock   clock.Clock
-	Logger  *slog.Logger
+	API API
+	// Document is the API's OpenAPI document, which describes each tool's
+	// input.
+	Document []byte
+	Auth     *auth.Authenticator
+	Limiter  ratelimit.Limiter
+	Clock    clock.Clock
+	Logger   *slog.Logger
 	// BaseURL is the service's public address (LICENTIA_BASE_URL): a 401
 	// names the protected resource metadata under it.
 	BaseURL        string
 	TrustedProxies []netip.Prefix
 	// DatabaseTimeout bounds the reading of the caller's credential; 0
-	// means httpapi.DefaultDatabaseTimeout.
+	// means web.DefaultDatabaseTimeout.
 	DatabaseTimeout time.Duration
 	// Metrics counts requests; nil counts nothing.
 	Metrics *metrics.Metrics
@@ -52,7 +65,7 @@ type Options struct {
 
 // Server is the MCP server.
 type Server struct {
-	api      *httpapi.Server
+	api      API
 	auth     *auth.Authenticator
 	limiter  ratelimit.Limiter
 	clock    clock.Clock
@@ -80,9 +93,9 @@ func New(o Options) (*Server, error) {
 	s := &Server{api: o.API, auth: o.Auth, limiter: o.Limiter, clock: o.Clock, log: o.Logger, proxies: o.TrustedProxies,
 		timeout: o.DatabaseTimeout, metrics: o.Metrics, metadata: o.BaseURL + "/.well-known/oauth-protected-resource"}
 	if s.timeout <= 0 {
-		s.timeout = httpapi.DefaultDatabaseTimeout
+		s.timeout = web.DefaultDatabaseTimeout
 	}
-	doc, err := parseDocument(httpapi.OpenAPI)
+	doc, err := parseDocument(o.Document)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +126,7 @@ func New(o Options) (*Server, error) {
 	// MaxBody (413 payload_too_large, as a tool error), so a message may be
 	// some larger, for its envelope and JSON escapes.
 	s.mcp = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
-		Stateless: true, JSONResponse: true, DisableLocalhostProtection: true, MaxRequestBodyBytes: 4 * httpapi.MaxBody,
+		Stateless: true, JSONResponse: true, DisableLocalhostProtection: true, MaxRequestBodyBytes: 4 * web.MaxBody,
 	})
 	return s, nil
 }
@@ -144,22 +157,17 @@ type request struct {
 	server        *mcp.Server
 }
 
-var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{8,64}$`)
-
 // ServeHTTP serves /mcp: it identifies the caller as the API does, then
 // hands the request to the SDK. A missing or refused credential answers 401
 // with the WWW-Authenticate challenge that starts an OAuth client's
 // discovery, counted per client address against the admin limit so that
 // guessing is slow.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rq := &request{addr: httpapi.ClientAddr(r, s.proxies), id: r.Header.Get("X-Request-Id")}
-	if !requestIDRE.MatchString(rq.id) {
-		rq.id = licentia.NewID()
-	}
+	rq := &request{addr: web.ClientAddr(r, s.proxies), id: web.RequestID(r)}
 	w.Header().Set("X-Request-Id", rq.id)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	httpapi.Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "mcp", Message: "request",
+	web.Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "mcp", Message: "request",
 		Pattern: func(*http.Request) string { return Path },
 		Fail: func(w http.ResponseWriter, _ *http.Request, _ any) {
 			writeError(w, rq.id, licentia.Errorf(licentia.CodeInternal, "An unexpected error occurred. Retry later with backoff."))
@@ -191,7 +199,7 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, rq *request, err
 		writeError(w, rq.id, licentia.Errorf(licentia.CodeInternal, "An unexpected error occurred. Retry later with backoff."))
 		return
 	}
-	res, lerr := s.limiter.Allow(r.Context(), ratelimit.Admin, "addr:"+rq.addr+"|"+Path)
+	res, lerr := s.limiter.Allow(r.Context(), ratelimit.Admin, ratelimit.ClientSubject(rq.addr)+"|"+Path)
 	if lerr != nil {
 		s.log.WarnContext(r.Context(), "rate limiter unavailable", "request_id", rq.id, "error", lerr.Error())
 	} else {

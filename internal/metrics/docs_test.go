@@ -29,8 +29,8 @@ func serviceMetrics(t *testing.T) []string {
 			names = append(names, f.GetName())
 		}
 	}
-	if len(names) != 7 {
-		t.Fatalf("service metrics = %v, want 7", names)
+	if len(names) != 9 {
+		t.Fatalf("service metrics = %v, want 9", names)
 	}
 	return names
 }

@@ -46,6 +46,8 @@ type Metrics struct {
 	deliveries     *prometheus.CounterVec
 	providerEvents *prometheus.CounterVec
 	rateLimited    *prometheus.CounterVec
+	fallback       prometheus.Gauge
+	fallbackCounts prometheus.Counter
 }
 
 // latencyBuckets, in seconds, are finer under 10 ms than Prometheus's
@@ -86,11 +88,20 @@ func New(o Options) *Metrics {
 			Name: "licentia_rate_limited_total",
 			Help: "Requests refused 429 by a rate limit, by rule.",
 		}, []string{"rule"}),
+		fallback: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "licentia_rate_limiter_fallback",
+			Help: "1 while the shared rate limiter (Redis) is unreachable and this process counts the limits on its own, else 0.",
+		}),
+		fallbackCounts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "licentia_rate_limiter_fallback_requests_total",
+			Help: "Requests counted by this process alone because the shared rate limiter (Redis) was unreachable.",
+		}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.duration, m.activations, m.deliveries, m.providerEvents, m.rateLimited,
+		m.fallback, m.fallbackCounts,
 	)
 	if o.PendingDeliveries != nil {
 		m.registry.MustRegister(newQueueDepth(o.PendingDeliveries, o.Logger))
@@ -169,6 +180,28 @@ func (m *Metrics) RateLimited(rule string) {
 		return
 	}
 	m.rateLimited.WithLabelValues(rule).Inc()
+}
+
+// RateLimiterFallback records whether the rate limits are counted by this
+// process alone, the shared limiter being unreachable.
+func (m *Metrics) RateLimiterFallback(on bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if on {
+		v = 1
+	}
+	m.fallback.Set(v)
+}
+
+// RateLimitCountedLocally records one request counted by this process
+// alone, the shared limiter being unreachable.
+func (m *Metrics) RateLimitCountedLocally() {
+	if m == nil {
+		return
+	}
+	m.fallbackCounts.Inc()
 }
 
 // The activation routes, as the route label names them.

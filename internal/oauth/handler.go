@@ -14,9 +14,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
-	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/ratelimit"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // maxForm bounds a token or revocation request's body: a few short
@@ -84,7 +84,7 @@ func requestID(ctx context.Context) string {
 func (s *Service) middleware(next http.Handler) http.Handler {
 	timeout := s.timeout
 	if timeout <= 0 {
-		timeout = httpapi.DefaultDatabaseTimeout
+		timeout = web.DefaultDatabaseTimeout
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := licentia.NewID()
@@ -104,7 +104,7 @@ func (s *Service) middleware(next http.Handler) http.Handler {
 		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), timeout)
 		defer cancel()
 		r = r.WithContext(ctx)
-		httpapi.Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "oauth", Message: "oauth request",
+		web.Observed{Log: s.log, Clock: s.clock, Metrics: s.metrics, Server: "oauth", Message: "oauth request",
 			Pattern: func(r *http.Request) string { return r.Pattern },
 			Fail:    func(w http.ResponseWriter, r *http.Request, _ any) { s.writeError(w, r, errServer) },
 		}.Serve(w, r, id, next)
@@ -152,7 +152,7 @@ func (s *Service) serveProtectedResource(w http.ResponseWriter, _ *http.Request)
 // registration limit.
 func (s *Service) register(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	res, err := s.limiter.Allow(ctx, ratelimit.OAuthRegister, "addr:"+httpapi.ClientAddr(r, s.proxies))
+	res, err := s.limiter.Allow(ctx, ratelimit.OAuthRegister, ratelimit.ClientSubject(web.ClientAddr(r, s.proxies)))
 	if err != nil {
 		// A limiter that fails lets the request through, as the API does.
 		s.log.WarnContext(ctx, "rate limiter unavailable", "request_id", requestID(ctx), "error", err.Error())

@@ -40,7 +40,7 @@ type Options struct {
 	BaseURL        string
 	TrustedProxies []netip.Prefix
 	// DatabaseTimeout bounds each request's work; 0 means
-	// httpapi.DefaultDatabaseTimeout.
+	// web.DefaultDatabaseTimeout.
 	DatabaseTimeout time.Duration
 	// Metrics counts requests; nil counts nothing.
 	Metrics *metrics.Metrics

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,7 +30,9 @@ type API struct {
 // Get calls GET path with apiKey as a bearer token and decodes a 200 answer
 // into into. A 401 is ErrTokenRefused and a 403 ErrPermissionDenied; a 404 is
 // notFound when it is set (ErrNoSuchProduct for a product), otherwise, like
-// any other answer, a network failure or a timeout, ErrUnavailable. Errors
+// any other answer, a network failure or a timeout, ErrUnavailable. An
+// answer holding text that is not valid UTF-8 is ErrUnavailable and
+// ErrTextInvalid both. Errors
 // name the path without its query, which may hold an order id, and never
 // the key.
 func (a API) Get(ctx context.Context, apiKey, path string, notFound error, into any) error {
@@ -58,7 +61,17 @@ func (a API) Get(ctx context.Context, apiKey, path string, notFound error, into 
 	default:
 		return fmt.Errorf("GET %s: %w: status %d", path, ErrUnavailable, resp.StatusCode)
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswer)).Decode(into); err != nil {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return fmt.Errorf("GET %s: %w: %w", path, ErrUnavailable, TransportError(err))
+	}
+	// Text that decoding would replace with U+FFFD makes the answer
+	// unusable, as a failure of the provider; an event that needed it is
+	// refused as if the event held it (ErrTextInvalid).
+	if !IsText(raw) {
+		return fmt.Errorf("GET %s: %w: %w", path, ErrUnavailable, ErrTextInvalid)
+	}
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(into); err != nil {
 		return fmt.Errorf("GET %s: %w: undecodable answer: %w", path, ErrUnavailable, err)
 	}
 	return nil

@@ -35,16 +35,24 @@ func (s *switchable) Peek(ctx context.Context, rule ratelimit.Rule, key string) 
 	return s.Limiter.Peek(ctx, rule, key)
 }
 
+func (s *switchable) Release(ctx context.Context, rule ratelimit.Rule, key string, counted ratelimit.Result) error {
+	s.calls++
+	if s.down {
+		return errors.New("connection refused")
+	}
+	return s.Limiter.Release(ctx, rule, key, counted)
+}
+
 func TestFallbackSuite(t *testing.T) {
 	ratelimittest.Run(t, func(t *testing.T, clk *clock.Fake) ratelimit.Limiter {
-		return ratelimit.NewFallback(ratelimit.NewMemory(clk), ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler))
+		return ratelimit.NewFallback(ratelimit.NewMemory(clk), ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler), nil)
 	})
 }
 
 func TestFallbackWhenSharedIsDown(t *testing.T) {
 	clk := clock.NewFake(ratelimittest.Start)
 	shared := &switchable{Limiter: ratelimit.NewMemory(clk)}
-	f := ratelimit.NewFallback(shared, ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler))
+	f := ratelimit.NewFallback(shared, ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler), nil)
 	rule := ratelimit.Rule{Name: "t", Limit: 2, Window: time.Hour}
 	shared.down = true
 	for i, want := range []bool{true, true, false} {
@@ -85,7 +93,7 @@ func TestRedisUnreachable(t *testing.T) {
 func TestFallbackPeekWhenSharedIsDown(t *testing.T) {
 	clk := clock.NewFake(ratelimittest.Start)
 	shared := &switchable{Limiter: ratelimit.NewMemory(clk)}
-	f := ratelimit.NewFallback(shared, ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler))
+	f := ratelimit.NewFallback(shared, ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler), nil)
 	rule := ratelimit.Rule{Name: "t", Limit: 1, Window: time.Hour}
 	shared.down = true
 	if _, err := f.Allow(t.Context(), rule, "k"); err != nil {
@@ -97,5 +105,25 @@ func TestFallbackPeekWhenSharedIsDown(t *testing.T) {
 	}
 	if shared.calls != 1 {
 		t.Errorf("shared limiter tried %d times within a second of failing, want 1", shared.calls)
+	}
+}
+
+// Release gives back where Allow counts: the local count while the shared
+// limiter is down.
+func TestFallbackReleaseWhenSharedIsDown(t *testing.T) {
+	clk := clock.NewFake(ratelimittest.Start)
+	shared := &switchable{Limiter: ratelimit.NewMemory(clk)}
+	f := ratelimit.NewFallback(shared, ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler), nil)
+	rule := ratelimit.Rule{Name: "t", Limit: 1, Window: time.Hour}
+	shared.down = true
+	res, err := f.Allow(t.Context(), rule, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Release(t.Context(), rule, "k", res); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.Allow(t.Context(), rule, "k"); err != nil || !res.Allowed {
+		t.Errorf("Allow() after the local count was given back = %+v, %v; want allowed", res, err)
 	}
 }

@@ -75,7 +75,7 @@ func (m *Memory) Allow(_ context.Context, rule Rule, key string) (Result, error)
 	}
 	c.n++
 	m.count[k] = c
-	return result(rule, c.n, left), nil
+	return result(rule, c.n, time.Unix(0, start).UTC(), left), nil
 }
 
 // Peek reads the count of key's window without adding to it.
@@ -89,7 +89,23 @@ func (m *Memory) Peek(_ context.Context, rule Rule, key string) (Result, error) 
 	if c, ok := m.count[k]; ok && c.start == start {
 		n = c.n
 	}
-	return peeked(rule, n, left), nil
+	return peeked(rule, n, time.Unix(0, start).UTC(), left), nil
+}
+
+// Release takes one from the count of counted's window, if that window is
+// still the counter's.
+func (m *Memory) Release(_ context.Context, rule Rule, key string, counted Result) error {
+	if counted.Start.IsZero() {
+		return nil
+	}
+	k := m.subject(rule.Name, key)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.count[k]; ok && c.start == counted.Start.UnixNano() && c.n > 0 {
+		c.n--
+		m.count[k] = c
+	}
+	return nil
 }
 
 // forgetOld drops counters whose window has reset, at most once a second, so

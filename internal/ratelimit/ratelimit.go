@@ -41,6 +41,9 @@ type Result struct {
 	// Reset is the time until the window resets; a refused request may be
 	// retried after it.
 	Reset time.Duration
+	// Start is when the window that counted the request began, in the back
+	// end's time: Release gives a request back to its own window only.
+	Start time.Time
 }
 
 // Limiter counts a request against rule for key (a subject and a route) and
@@ -49,9 +52,16 @@ type Limiter interface {
 	Allow(ctx context.Context, rule Rule, key string) (Result, error)
 	// Peek says where key stands in its current window without counting:
 	// Allowed reports whether one more request would be, and Remaining how
-	// many more would. A limit that counts only failures (console sign-ins)
-	// peeks before the attempt and counts after it fails.
+	// many more would.
 	Peek(ctx context.Context, rule Rule, key string) (Result, error)
+	// Release gives back a request Allow counted, counted being what Allow
+	// answered. A limit that counts only failures (console sign-ins)
+	// counts every attempt before the work it guards, so that concurrent
+	// attempts cannot all pass a check made before any of them failed, and
+	// gives the count back when the attempt did not fail. A request of a
+	// window that has ended needs no giving back, and gets none; a count
+	// never goes below zero.
+	Release(ctx context.Context, rule Rule, key string, counted Result) error
 }
 
 // window returns the start of the fixed window holding now and the time left
@@ -62,19 +72,21 @@ func window(now time.Time, size time.Duration) (start int64, left time.Duration)
 	return s, time.Duration(s + int64(size) - n)
 }
 
-// peeked is the Result of a Peek that found count requests in the window:
-// what the next request would answer, less the count it would add.
-func peeked(rule Rule, count int64, left time.Duration) Result {
-	r := result(rule, count+1, left)
+// peeked is the Result of a Peek that found count requests in the window
+// beginning at start: what the next request would answer, less the count it
+// would add.
+func peeked(rule Rule, count int64, start time.Time, left time.Duration) Result {
+	r := result(rule, count+1, start, left)
 	r.Remaining = max(rule.Limit-count, 0)
 	return r
 }
 
-func result(rule Rule, count int64, left time.Duration) Result {
+func result(rule Rule, count int64, start time.Time, left time.Duration) Result {
 	return Result{
 		Allowed:   count <= rule.Limit,
 		Limit:     rule.Limit,
 		Remaining: max(rule.Limit-count, 0),
 		Reset:     left,
+		Start:     start,
 	}
 }

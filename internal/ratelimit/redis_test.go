@@ -2,7 +2,9 @@ package ratelimit_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +15,7 @@ import (
 
 // redisURL returns LICENTIA_TEST_REDIS_URL, skipping the test when it is
 // unset (.ci/run always sets it).
-func redisURL(t *testing.T) string {
+func redisURL(t testing.TB) string {
 	t.Helper()
 	url := os.Getenv("LICENTIA_TEST_REDIS_URL")
 	if url == "" {
@@ -76,5 +78,28 @@ func TestRedisSharedBetweenLimiters(t *testing.T) {
 	}
 	if allowed != 10 {
 		t.Errorf("two limiters on one Redis allowed %d of 20, want 10", allowed)
+	}
+}
+
+// TestDefaultRedisTimeoutMeasured: the default deadline is the one
+// BENCHMARKS.md derives from the measured latency under load, so neither
+// changes without the other.
+func TestDefaultRedisTimeoutMeasured(t *testing.T) {
+	raw, err := os.ReadFile("../../BENCHMARKS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	i := strings.Index(doc, "## Shared rate limiter under load")
+	if i < 0 {
+		t.Fatal("BENCHMARKS.md has no section on the shared rate limiter under load")
+	}
+	section := doc[i:]
+	if j := strings.Index(section[3:], "\n## "); j >= 0 {
+		section = section[:j+3]
+	}
+	want := fmt.Sprintf("`%v`", ratelimit.DefaultRedisTimeout)
+	if !strings.Contains(section, "`ratelimit.DefaultRedisTimeout`") || !strings.Contains(section, want) {
+		t.Errorf("BENCHMARKS.md's section does not name ratelimit.DefaultRedisTimeout and its value %s", want)
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/licentia/licentia/internal/providers"
 )
@@ -70,7 +72,7 @@ func NewPaddle(t testing.TB, key string) *Paddle {
 			p.fail(w, http.StatusNotFound)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"id": id, "email": email, "status": "active"}, "meta": meta})
+		writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"id": id, "email": rawString(email), "status": "active"}, "meta": meta})
 	})
 	mux.HandleFunc("GET /subscriptions/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
@@ -94,6 +96,16 @@ func NewPaddle(t testing.TB, key string) *Paddle {
 	})
 	p.start(t, mux)
 	return p
+}
+
+// rawString is s as a JSON string that keeps bytes that are not UTF-8 as
+// they are, as a broken answer would carry them; encoding/json would
+// replace them.
+func rawString(s string) any {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return json.RawMessage(`"` + s + `"`)
 }
 
 // AddProduct makes the account sell a product (pro_...).

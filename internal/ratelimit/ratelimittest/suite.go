@@ -71,6 +71,10 @@ func RunClock(t *testing.T, newBackend func(t *testing.T) (ratelimit.Limiter, Cl
 		{"PeekCountsNothing", testPeekCountsNothing},
 		{"PeekFollowsAllow", testPeekFollowsAllow},
 		{"PeekInNewWindow", testPeekNewWindow},
+		{"ReleaseGivesBack", testReleaseGivesBack},
+		{"ReleaseNeverBelowZero", testReleaseNeverBelowZero},
+		{"ReleaseInLaterWindowDoesNothing", testReleaseLaterWindow},
+		{"ConcurrentReserveAndRelease", testConcurrentRelease},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			l, clk := newBackend(t)
@@ -125,6 +129,9 @@ func inOneWindow[T any](t *testing.T, clk Clock, size time.Duration, run func(at
 // to the end of its epoch-aligned window: between end-after and end-before.
 func checkReset(t *testing.T, rule ratelimit.Rule, c call) {
 	t.Helper()
+	if want := windowStart(c.before, rule.Window); !c.res.Start.Equal(want) {
+		t.Errorf("Start = %v, want the start of the window %v", c.res.Start.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
+	}
 	end := windowStart(c.before, rule.Window).Add(rule.Window)
 	lo, hi := end.Sub(c.after), end.Sub(c.before)
 	if c.res.Reset <= 0 || c.res.Reset > rule.Window || c.res.Reset < lo || c.res.Reset > hi {
@@ -143,11 +150,13 @@ func wantResults(rule ratelimit.Rule, n int) []ratelimit.Result {
 	return out
 }
 
+// withoutReset are the results of calls without Reset and Start, which
+// depend on when each request fell.
 func withoutReset(calls []call) []ratelimit.Result {
 	out := make([]ratelimit.Result, len(calls))
 	for i, c := range calls {
 		out[i] = c.res
-		out[i].Reset = 0
+		out[i].Reset, out[i].Start = 0, time.Time{}
 	}
 	return out
 }
@@ -286,7 +295,7 @@ func testNewWindow(t *testing.T, l ratelimit.Limiter, clk Clock) {
 	}
 	a.Advance(time.Millisecond)
 	c := allow(t, l, a, rule, "renew")
-	want := ratelimit.Result{Allowed: true, Limit: rule.Limit, Remaining: rule.Limit - 1, Reset: rule.Window}
+	want := ratelimit.Result{Allowed: true, Limit: rule.Limit, Remaining: rule.Limit - 1, Reset: rule.Window, Start: a.Now().UTC()}
 	if diff := cmp.Diff(want, c.res); diff != "" {
 		t.Errorf("Allow() after Reset mismatch (-want +got):\n%s", diff)
 	}
@@ -364,7 +373,7 @@ func testPeekCountsNothing(t *testing.T, l ratelimit.Limiter, clk Clock) {
 			c := peek(t, l, clk, rule, key)
 			checkReset(t, rule, c)
 			g.fresh = c.res
-			g.fresh.Reset = 0
+			g.fresh.Reset, g.fresh.Start = 0, time.Time{}
 		}
 		g.allowed = withoutReset(requests(t, l, clk, rule, key, int(rule.Limit)+1))
 		return g
@@ -411,7 +420,7 @@ func testPeekNewWindow(t *testing.T, l ratelimit.Limiter, clk Clock) {
 		t.Fatalf("Peek() after the limit = %+v, want refused", c.res)
 	}
 	a.Advance(c.res.Reset)
-	want := ratelimit.Result{Allowed: true, Limit: rule.Limit, Remaining: rule.Limit, Reset: rule.Window}
+	want := ratelimit.Result{Allowed: true, Limit: rule.Limit, Remaining: rule.Limit, Reset: rule.Window, Start: a.Now().UTC()}
 	if diff := cmp.Diff(want, peek(t, l, a, rule, "renew").res); diff != "" {
 		t.Errorf("Peek() in the next window mismatch (-want +got):\n%s", diff)
 	}

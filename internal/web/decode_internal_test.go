@@ -1,4 +1,4 @@
-package httpapi
+package web
 
 import (
 	"bytes"
@@ -188,7 +188,7 @@ func TestBodyFields(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var in fieldsRequest
 			r := httptest.NewRequest("POST", "/", strings.NewReader(tt.raw))
-			if err := decode(r, nil, &in); err != nil {
+			if err := Decode(r, nil, &in); err != nil {
 				t.Fatalf("decode(%s) error = %v", tt.raw, err)
 			}
 			is := in.Validate()
@@ -224,10 +224,10 @@ func TestReadBodyLimit(t *testing.T) {
 			}
 			var is licentia.Issues
 			var err error
-			if !limitBody(httptest.NewRecorder(), r) {
-				err = errTooLarge
+			if !LimitBody(httptest.NewRecorder(), r) {
+				err = ErrTooLarge
 			} else {
-				_, err = readBody(r, &is, "a")
+				_, err = ReadBody(r, &is, "a")
 			}
 			if tt.wantLarge {
 				if e, ok := errors.AsType[*licentia.Error](err); !ok || e.Code != licentia.CodePayloadTooLarge {

@@ -1,4 +1,4 @@
-package httpapi
+package web
 
 import (
 	"bytes"
@@ -17,39 +17,50 @@ import (
 // MaxBody is the largest request body read: 64 KB = 65,536 bytes.
 const MaxBody = 65536
 
-var errTooLarge = licentia.Errorf(licentia.CodePayloadTooLarge, "The request body is over 65,536 bytes.")
+// ErrTooLarge refuses a body over MaxBody: 413 payload_too_large.
+var ErrTooLarge = licentia.Errorf(licentia.CodePayloadTooLarge, "The request body is over 65,536 bytes.")
 
-// body is a request body parsed strictly: encoding/json matches names
+// LimitBody refuses a body whose declared length is over MaxBody without
+// reading it, and caps the reading of any other at MaxBody.
+func LimitBody(w http.ResponseWriter, r *http.Request) bool {
+	if r.ContentLength > MaxBody {
+		return false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+	return true
+}
+
+// Body is a request body parsed strictly: encoding/json matches names
 // case-insensitively, keeps the last of duplicate names and replaces invalid
 // UTF-8 with U+FFFD, so the body is first checked (exact names, no
 // duplicates, no trailing data, valid UTF-8, at most maxDepth levels), then
 // read field by field. Every problem is added to issues, so all
 // are reported at once.
-type body struct {
+type Body struct {
 	fields map[string]json.RawMessage
 	issues *licentia.Issues
 }
 
-// readBody reads and checks the body of r against the allowed field names.
+// ReadBody reads and checks the body of r against the allowed field names.
 // An empty body reads as {}. A body over MaxBody, or one the client does not
 // finish sending, is an error; every other problem is an issue.
-func readBody(r *http.Request, issues *licentia.Issues, allowed ...string) (*body, error) {
+func ReadBody(r *http.Request, issues *licentia.Issues, allowed ...string) (*Body, error) {
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return nil, errTooLarge
+			return nil, ErrTooLarge
 		}
-		return nil, unfinishedBody(err)
+		return nil, UnfinishedBody(err)
 	}
 	return parseBody(raw, issues, allowed...), nil
 }
 
-// unfinishedBody is the error for a body the client did not send in full.
+// UnfinishedBody is the error for a body the client did not send in full.
 // The body is read from the client's connection, so a read that fails is
 // the client's doing: the connection closed before the body's end (400), or
 // the read deadline passed first (408; the write deadline outlasts it, see
-// WriteTimeout, so the answer can still be sent).
-func unfinishedBody(err error) error {
+// httpapi.WriteTimeout, so the answer can still be sent).
+func UnfinishedBody(err error) error {
 	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		return &licentia.Error{Code: licentia.CodeRequestTimeout, Message: "The body did not arrive before the read deadline.", Err: err}
 	}
@@ -62,8 +73,8 @@ func unfinishedBody(err error) error {
 }
 
 // parseBody checks raw and returns its fields; it never fails, it adds issues.
-func parseBody(raw []byte, issues *licentia.Issues, allowed ...string) *body {
-	b := &body{fields: map[string]json.RawMessage{}, issues: issues}
+func parseBody(raw []byte, issues *licentia.Issues, allowed ...string) *Body {
+	b := &Body{fields: map[string]json.RawMessage{}, issues: issues}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return b
 	}

@@ -1,4 +1,4 @@
-package httpapi
+package web
 
 import (
 	"bytes"
@@ -12,9 +12,9 @@ import (
 	"github.com/licentia/licentia/internal/licentia"
 )
 
-// request is an operation's request struct: it embeds licentia.Decoded and
+// Request is an operation's request struct: it embeds licentia.Decoded and
 // names its fields by json (body) and query (query string) tags.
-type request interface {
+type Request interface {
 	Decoding() *licentia.Decoded
 }
 
@@ -24,41 +24,41 @@ type request interface {
 // this way. A file over MaxBody is 413 payload_too_large.
 func DecodeFile(raw []byte, in interface{ Decoding() *licentia.Decoded }) error {
 	if len(raw) > MaxBody {
-		return errTooLarge
+		return ErrTooLarge
 	}
 	r, err := http.NewRequest(http.MethodPost, "/", bytes.NewReader(raw))
 	if err != nil {
 		return err
 	}
-	return decode(r, nil, in)
+	return Decode(r, nil, in)
 }
 
-// decode reads r into in, an operation's request struct, and records in it
+// Decode reads r into in, an operation's request struct, and records in it
 // what could not be read; the operation's Validate reports that with its own
 // rules. before holds the path's issues, which come first. Query parameters
 // are read by in's query tags (any other is unknown); the body, when in has
 // body fields, by its json tags: strictly (see parseBody), then field by
 // field. Only a body over MaxBody or one the client does not finish sending
 // is an error.
-func decode(r *http.Request, before licentia.Issues, in request) error {
+func Decode(r *http.Request, before licentia.Issues, in Request) error {
 	is := before
 	t := reflect.TypeOf(in)
 	fields := licentia.InputFields(t)
 	queryNames, bodyNames := namesOf(t, fields)
 	d := in.Decoding()
 	rv := reflect.ValueOf(in).Elem()
-	q := readQuery(r, &is, queryNames...)
-	var b *body
+	q := ReadQuery(r, &is, queryNames...)
+	var b *Body
 	if len(bodyNames) > 0 {
 		var err error
-		if b, err = readBody(r, &is, bodyNames...); err != nil {
+		if b, err = ReadBody(r, &is, bodyNames...); err != nil {
 			return err
 		}
 	}
 	d.Before = is
 	for _, f := range fields {
 		if f.Query {
-			if v, ok := q.get(f.Name); ok {
+			if v, ok := q.Get(f.Name); ok {
 				setQuery(d, f, rv.FieldByIndex(f.Index), v)
 			}
 			continue
@@ -176,7 +176,7 @@ func setBody(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, raw j
 			p.Elem().SetInt(n)
 		}
 	default:
-		panic("httpapi: no decoding for a field of type " + f.Type.String())
+		panic("web: no decoding for a field of type " + f.Type.String())
 	}
 	fv.Set(p)
 }

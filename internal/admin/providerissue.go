@@ -1,0 +1,216 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/licentia/licentia/internal/events"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+)
+
+// IssueFromProvider issues the licences of a paid order in one transaction;
+// see IssueFromProviderTx.
+func (s *Service) IssueFromProvider(ctx context.Context, o ProviderOrder) ([]licentia.Licence, error) {
+	var out []licentia.Licence
+	err := s.store.InTx(ctx, func(tx store.Tx) error {
+		var err error
+		out, err = s.IssueFromProviderTx(ctx, tx, o)
+		return err
+	})
+	return out, err
+}
+
+// IssueFromProviderTx issues one licence per order item in tx, which the
+// caller commits with the provider's event id, and returns those issued.
+// An item that issued its licence before issues nothing more. A full plan
+// never refuses a paid order: the licence is issued and its audit entry
+// says the plan was exceeded. Refunds, subscription ends and trial
+// conversions that arrived before the order are applied to its licences
+// in the same transaction.
+func (s *Service) IssueFromProviderTx(ctx context.Context, tx store.Tx, o ProviderOrder) ([]licentia.Licence, error) {
+	if err := o.Validate().Err(); err != nil {
+		return nil, fmt.Errorf("issue from provider: %w", err)
+	}
+	now := s.now()
+	actor := providerActor(o.IntegrationID)
+	// The organization's lock comes first (docs/design.md, "Lock order"):
+	// it serialises the plan count, and every provider effect of the
+	// organization, so a refund and its order never pass each other.
+	org, err := lockOrganization(ctx, tx, o.OrgID)
+	if err != nil {
+		return nil, fmt.Errorf("issue from provider: %w", err)
+	}
+	var issued []licentia.Licence
+	for _, it := range mergeItems(o.Items) {
+		l, err := s.issueItem(ctx, tx, org, actor, &o, it, now)
+		if err != nil {
+			return nil, fmt.Errorf("issue from provider: %w", err)
+		}
+		if l != nil {
+			issued = append(issued, *l)
+		}
+	}
+	// An order whose items all issued before took its pending effects
+	// then; one that issued nothing keeps them for its licences.
+	if len(issued) == 0 {
+		return nil, nil
+	}
+	if err := s.applyPending(ctx, tx, actor, &o, now); err != nil {
+		return nil, fmt.Errorf("issue from provider: %w", err)
+	}
+	// Pending effects may have changed what was issued: answer the
+	// licences as committed.
+	for i := range issued {
+		l, err := tx.Licence(ctx, o.OrgID, issued[i].ID)
+		if err != nil {
+			return nil, fmt.Errorf("issue from provider: %w", err)
+		}
+		issued[i] = *l
+	}
+	return issued, nil
+}
+
+// mergeItems adds up the quantities of items of one provider product, so
+// an order issues one licence per provider product.
+func mergeItems(items []ProviderItem) []ProviderItem {
+	var out []ProviderItem
+	at := map[string]int{}
+	for _, it := range items {
+		if i, ok := at[it.ProviderProductID]; ok {
+			out[i].Quantity += it.Quantity
+			continue
+		}
+		at[it.ProviderProductID] = len(out)
+		out = append(out, it)
+	}
+	return out
+}
+
+// issueItem issues the licence of one order item, or nothing (nil) when
+// the item issued its licence before.
+func (s *Service) issueItem(ctx context.Context, tx store.Tx, org lockedOrg, actor licentia.Actor, o *ProviderOrder,
+	it ProviderItem, now time.Time) (*licentia.Licence, error) {
+	done, err := tx.ProviderItemIssued(ctx, o.IntegrationID, o.orderKey(), it.ProviderProductID)
+	if err != nil || done {
+		return nil, err
+	}
+	p, err := tx.Product(ctx, o.OrgID, it.ProductID)
+	if err != nil {
+		return nil, err
+	}
+	l := &licentia.Licence{
+		ID: licentia.NewID(), OrgID: o.OrgID, ProductID: p.ID, Email: o.Email, IssuedAt: now,
+		LimitKind: it.LimitKind, LimitCount: it.LimitCount * it.Quantity, Major: p.CurrentMajor,
+		Status: licentia.StatusActive, Source: licentia.SourceProvider, IntegrationID: &o.IntegrationID,
+		Provider: licentia.ProviderRefs{OrderID: o.OrderID, SubscriptionID: o.SubscriptionID,
+			CustomerID: o.CustomerID, CheckoutID: o.CheckoutID},
+		RenewalURL: it.RenewalURL, CreatedAt: now, UpdatedAt: now,
+	}
+	switch {
+	case o.Subscription && o.TrialEndsAt != nil:
+		end := licentia.TruncateMillis(*o.TrialEndsAt)
+		l.TrialEndsAt, l.ExpiresAt = &end, &end
+	case !o.Subscription && it.KeyValidDays != nil:
+		end := now.Add(time.Duration(*it.KeyValidDays) * 24 * time.Hour)
+		l.ExpiresAt = &end
+	}
+	exceeded, err := s.planExceeded(ctx, tx, org, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.CreateLicence(ctx, l); err != nil {
+		return nil, err
+	}
+	if err := tx.CreateProviderItem(ctx, &store.ProviderItem{LicenceID: l.ID, OrgID: l.OrgID, IntegrationID: o.IntegrationID,
+		OrderKey: o.orderKey(), ProviderProductID: it.ProviderProductID, OnRefund: string(it.OnRefund),
+		OnSubscriptionEnd: string(it.OnSubscriptionEnd)}); err != nil {
+		return nil, err
+	}
+	data := map[string]any{
+		"licence_id": l.ID, "product_id": l.ProductID, "status": l.Status, "limit_kind": l.LimitKind,
+		"limit_count": l.LimitCount, "major": l.Major, "expires_at": licentia.FormatTimePtr(l.ExpiresAt),
+		"trial_ends_at": licentia.FormatTimePtr(l.TrialEndsAt), "email": l.Email, "integration_id": o.IntegrationID,
+		"provider_event_id": o.EventID,
+	}
+	if exceeded != nil {
+		data["plan_exceeded"] = exceeded
+	}
+	return l, events.Record(ctx, tx, actor, l, nil, licentia.AuditLicenceIssued, licentia.EventLicenceIssued, now, data)
+}
+
+// planExceeded returns, when the organization's active licences already
+// fill its plan, what an administration issue would be refused with (the
+// plan, its limit and the count), for the audit entry; nil when there is
+// room.
+func (s *Service) planExceeded(ctx context.Context, tx store.Tx, org lockedOrg, now time.Time) (map[string]any, error) {
+	err := s.checkPlan(ctx, tx, org, resourceActiveLicences, now)
+	if licentia.ErrorCode(err) != licentia.CodePlanLimitReached {
+		return nil, err
+	}
+	e, _ := errors.AsType[*licentia.Error](err)
+	return e.Details, nil
+}
+
+// applyPending applies to a just-issued order the effects that arrived
+// before it: a trial conversion first, then a refund, then the
+// subscription's end.
+func (s *Service) applyPending(ctx context.Context, tx store.Tx, actor licentia.Actor, o *ProviderOrder, now time.Time) error {
+	take := func(kind store.PendingKind, ref *string) (*store.PendingEffect, error) {
+		if ref == nil {
+			return nil, nil
+		}
+		e, found, err := tx.TakePendingEffect(ctx, o.OrgID, o.IntegrationID, kind, *ref)
+		if err != nil || !found {
+			return nil, err
+		}
+		return &e, nil
+	}
+	if o.SubscriptionID != nil {
+		e, err := take(store.PendingTrialConversion, o.SubscriptionID)
+		if err != nil {
+			return err
+		}
+		if e != nil {
+			its, err := tx.ProviderItemsBySubscription(ctx, o.OrgID, o.IntegrationID, *o.SubscriptionID)
+			if err != nil {
+				return err
+			}
+			if _, err := s.convertTrials(ctx, tx, actor, o.OrgID, its, now); err != nil {
+				return err
+			}
+		}
+	}
+	for _, ref := range []*string{o.OrderID, o.CheckoutID} {
+		e, err := take(store.PendingRefund, ref)
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			continue
+		}
+		its, err := tx.ProviderItemsByOrder(ctx, o.OrgID, o.IntegrationID, *ref)
+		if err != nil {
+			return err
+		}
+		if _, err := s.endLicences(ctx, tx, actor, o.OrgID, its, o.Provider, ProviderRefund, e.HappenedAt, now); err != nil {
+			return err
+		}
+	}
+	if o.SubscriptionID != nil {
+		e, err := take(store.PendingSubscriptionEnd, o.SubscriptionID)
+		if err != nil || e == nil {
+			return err
+		}
+		its, err := tx.ProviderItemsBySubscription(ctx, o.OrgID, o.IntegrationID, *o.SubscriptionID)
+		if err != nil {
+			return err
+		}
+		if _, err := s.endLicences(ctx, tx, actor, o.OrgID, its, o.Provider, ProviderSubscriptionEnded, e.HappenedAt, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,203 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/licentia/licentia/internal/licentia"
+)
+
+// Reader holds the reads, available both outside and inside a transaction.
+// Every read of an organization's data takes its id right after ctx, and
+// another organization's row answers exactly like a missing one.
+type Reader interface {
+	Organization(ctx context.Context, orgID string) (*licentia.Organization, error)
+	OrganizationBySlug(ctx context.Context, slug string) (*licentia.Organization, error)
+	// APIKeyByPrefix finds a key by its public prefix, in any organization:
+	// it is how a caller is identified.
+	APIKeyByPrefix(ctx context.Context, prefix string) (*licentia.APIKey, error)
+	APIKey(ctx context.Context, orgID, id string) (*licentia.APIKey, error)
+	APIKeys(ctx context.Context, orgID string) ([]licentia.APIKey, error)
+	// CountLiveAPIKeys counts keys neither revoked nor expired at now.
+	CountLiveAPIKeys(ctx context.Context, orgID string, now time.Time) (int64, error)
+	// Members lists the team, oldest first.
+	Members(ctx context.Context, orgID string) ([]licentia.Member, error)
+	// PendingInvitations lists invitations neither accepted, revoked nor
+	// expired at now, oldest first.
+	PendingInvitations(ctx context.Context, orgID string, now time.Time) ([]licentia.Invitation, error)
+	// Member reads one member; another organization's answers
+	// member_not_found like a missing one.
+	Member(ctx context.Context, orgID, id string) (*licentia.Member, error)
+	// MemberByEmail finds an organization's member by address, compared as
+	// the members_email index compares (ASCII letters folded); none answers
+	// member_not_found.
+	MemberByEmail(ctx context.Context, orgID, email string) (*licentia.Member, error)
+	// Memberships lists the member records of an address in every
+	// organization, by organization name then id.
+	Memberships(ctx context.Context, email string) ([]licentia.Membership, error)
+	// Invitation reads one invitation, whatever its state; another
+	// organization's answers invitation_not_found like a missing one.
+	Invitation(ctx context.Context, orgID, id string) (*licentia.Invitation, error)
+	// InvitationByToken finds the invitation whose link token hashes to
+	// hash, in any organization and whatever its state; none answers
+	// not_found.
+	InvitationByToken(ctx context.Context, hash []byte) (*licentia.Invitation, error)
+	// CountInvitationsSince counts an organization's invitations created
+	// at or after since, whatever their state, and those of them to email
+	// (compared with ASCII letters folded).
+	CountInvitationsSince(ctx context.Context, orgID, email string, since time.Time) (all, toEmail int64, err error)
+	// Account reads an account; none answers not_found.
+	Account(ctx context.Context, id string) (*licentia.Account, error)
+	// AccountByEmail finds an account by address, ASCII letters folded;
+	// none answers not_found.
+	AccountByEmail(ctx context.Context, email string) (*licentia.Account, error)
+	// SessionByToken finds the session whose token hashes to hash; none
+	// answers not_found. Expiry is the caller's to check.
+	SessionByToken(ctx context.Context, hash []byte) (*licentia.Session, error)
+	// LoginLinkByToken finds the login link whose token hashes to hash,
+	// used or not; none answers not_found.
+	LoginLinkByToken(ctx context.Context, hash []byte) (*licentia.LoginLink, error)
+	// AssistantToken finds the token that hashes to hash, with its grant;
+	// none answers not_found. Expiry, use and the grant's end are the
+	// caller's to check.
+	AssistantToken(ctx context.Context, hash []byte) (*licentia.AssistantToken, error)
+	// Grants lists a member's grants not revoked, oldest first.
+	Grants(ctx context.Context, orgID, memberID string) ([]licentia.Grant, error)
+	// OAuthClient reads a registered client; none answers not_found.
+	OAuthClient(ctx context.Context, id string) (*licentia.OAuthClient, error)
+	// AuthorizationCode finds the code that hashes to hash; none answers
+	// not_found. Expiry and use are the caller's to check.
+	AuthorizationCode(ctx context.Context, hash []byte) (*licentia.AuthorizationCode, error)
+	// OrganizationAudit lists an organization's audit log, oldest first.
+	OrganizationAudit(ctx context.Context, orgID string) ([]licentia.AuditEntry, error)
+	// Products lists an organization's products with their key history,
+	// oldest first.
+	Products(ctx context.Context, orgID string) ([]licentia.Product, error)
+	// Product reads one; another organization's answers product_not_found.
+	Product(ctx context.Context, orgID, id string) (*licentia.Product, error)
+	// AllProducts lists every product of every organization, for the
+	// catalogue that verifies licence keys.
+	AllProducts(ctx context.Context) ([]licentia.Product, error)
+	// CountProducts counts an organization's products, and those created at
+	// or after since.
+	CountProducts(ctx context.Context, orgID string, since time.Time) (all, createdSince int64, err error)
+	// ProductNameUse says whether a product id or key prefix is free, held
+	// by a product now (of any organization), or was used before.
+	ProductNameUse(ctx context.Context, field ProductField, value string) (NameUse, error)
+	// Licence reads one licence; another organization's answers
+	// licence_not_found like a missing one.
+	Licence(ctx context.Context, orgID, id string) (*licentia.Licence, error)
+	// LicenceIDTaken reports whether any organization holds licence id.
+	LicenceIDTaken(ctx context.Context, id string) (bool, error)
+	// LicenceByExternalRef finds the licence of a product with ref.
+	LicenceByExternalRef(ctx context.Context, orgID, productID, ref string) (*licentia.Licence, error)
+	// FindLicences lists matching licences, newest first (issued_at, then
+	// id, descending), at most f.Limit.
+	FindLicences(ctx context.Context, orgID string, f LicenceFilter, now time.Time) ([]licentia.Licence, error)
+	// CountLicences computes the counts of GET /v1/admin/licences/counts.
+	CountLicences(ctx context.Context, orgID string, productID *string, since, now time.Time) (*LicenceCounts, error)
+	// PlanLicenceCount counts the licences taking a place in the plan at now.
+	PlanLicenceCount(ctx context.Context, orgID string, now time.Time) (int64, error)
+	// LicenceAudit lists a licence's audit entries, oldest first.
+	LicenceAudit(ctx context.Context, orgID, licenceID string) ([]licentia.AuditEntry, error)
+	// AuditPage lists an organization's audit entries newest first, at
+	// most limit, starting after the entry whose id is before when given;
+	// an id that is not one of the organization's entries lists none.
+	AuditPage(ctx context.Context, orgID string, before *string, limit int) ([]licentia.AuditEntry, error)
+	// AuditByDay counts an organization's audit entries of actions made at
+	// or after since, per UTC day and action, oldest day first, then by
+	// action. It reads the entries written since the last one made before
+	// since, not the whole log; an entry written out of time order with
+	// that one may be left out.
+	AuditByDay(ctx context.Context, orgID string, actions []string, since time.Time) ([]AuditDay, error)
+	// LicenceByID reads a licence of any organization, for the activation
+	// routes, where the licence key is the credential.
+	LicenceByID(ctx context.Context, id string) (*licentia.Licence, error)
+	// LicenceWithSeat reads a licence of any organization, as LicenceByID,
+	// and in the same query the live seat of a machine on it (nil when it
+	// holds none): the status route's one read.
+	LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *Seat, error)
+	// PurchaseLicences lists the licences, of every organization, whose
+	// provider order id or checkout id is orderID, oldest first (issued_at,
+	// then id). Anonymised licences are left out: a customer's lookup never
+	// finds them.
+	PurchaseLicences(ctx context.Context, orderID string) ([]licentia.Licence, error)
+	// ExpiredLeases lists, oldest seen first and at most limit, the live
+	// activations of products with heartbeat leases not seen for more than
+	// twice their product's interval at now.
+	ExpiredLeases(ctx context.Context, now time.Time, limit int) ([]Lease, error)
+	// LiveActivation finds the live activation of a machine on a licence.
+	LiveActivation(ctx context.Context, orgID, licenceID, machineID string) (*licentia.Activation, error)
+	// Activation reads one activation; another organization's answers
+	// not_found like a missing one.
+	Activation(ctx context.Context, orgID, id string) (*licentia.Activation, error)
+	// Activations lists a licence's activations, live ones first, then by
+	// activation time.
+	Activations(ctx context.Context, orgID, licenceID string) ([]licentia.Activation, error)
+	// OrganizationEvents lists an organization's events, oldest first.
+	OrganizationEvents(ctx context.Context, orgID string) ([]licentia.Event, error)
+	// WebhookEndpoints lists an organization's endpoints, oldest first.
+	WebhookEndpoints(ctx context.Context, orgID string) ([]licentia.WebhookEndpoint, error)
+	// WebhookEndpoint reads one; another organization's answers
+	// webhook_endpoint_not_found like a missing one.
+	WebhookEndpoint(ctx context.Context, orgID, id string) (*licentia.WebhookEndpoint, error)
+	// WebhookSecrets lists an endpoint's secrets, newest first.
+	WebhookSecrets(ctx context.Context, endpointID string) ([]licentia.WebhookSecret, error)
+	// AllWebhookSecrets lists every secret, for master-key rotation.
+	AllWebhookSecrets(ctx context.Context) ([]licentia.WebhookSecret, error)
+	// Deliveries lists an endpoint's deliveries newest first (created_at,
+	// then id, descending), starting after the cursor delivery when given.
+	Deliveries(ctx context.Context, orgID, endpointID string, after *string, limit int) ([]licentia.Delivery, error)
+	// Delivery reads one delivery of an endpoint; any other answers
+	// webhook_delivery_not_found.
+	Delivery(ctx context.Context, orgID, endpointID, id string) (*licentia.Delivery, error)
+	// LastDeliverySuccess is when an endpoint last answered 2xx, or nil.
+	LastDeliverySuccess(ctx context.Context, endpointID string) (*time.Time, error)
+	// CountPendingDeliveries counts the deliveries of every organization
+	// waiting to be sent, due now or later: the webhook queue's depth.
+	CountPendingDeliveries(ctx context.Context) (int64, error)
+	// Event reads an event by id.
+	Event(ctx context.Context, id string) (*licentia.Event, error)
+	// Setting reads a service-wide setting; a missing one is "" and no error.
+	Setting(ctx context.Context, name string) (string, error)
+	// Integrations lists an organization's connected integrations, oldest
+	// first; disconnected ones are left out.
+	Integrations(ctx context.Context, orgID string) ([]licentia.Integration, error)
+	// Integration reads one, connected or not; another organization's
+	// answers integration_not_found like a missing one.
+	Integration(ctx context.Context, orgID, id string) (*licentia.Integration, error)
+	// IntegrationByID reads an integration of any organization, connected
+	// or not, for the provider webhook route, where the provider's
+	// signature is the credential.
+	IntegrationByID(ctx context.Context, id string) (*licentia.Integration, error)
+	// AllIntegrations lists every integration, disconnected ones included,
+	// for master-key rotation.
+	AllIntegrations(ctx context.Context) ([]licentia.Integration, error)
+	// Mappings lists an integration's mappings ordered by
+	// provider_product_id; another organization's integration has none.
+	Mappings(ctx context.Context, orgID, integrationID string) ([]licentia.Mapping, error)
+	// Mapping reads one; a missing one, or one of another organization's
+	// integration, answers mapping_not_found.
+	Mapping(ctx context.Context, orgID, integrationID, providerProductID string) (*licentia.Mapping, error)
+	// IdempotencyKey reads a subject's key, expired or not; none answers
+	// not_found.
+	IdempotencyKey(ctx context.Context, subject, key string) (*IdempotencyKey, error)
+	// LicencesAfter lists the licences of every organization in id order,
+	// those after the id after ("" from the first), at most limit, each
+	// with its live activation rows counted: a page of a full recount.
+	LicencesAfter(ctx context.Context, after string, limit int) ([]CheckedLicence, error)
+	// LicenceStats lists every licence_stats row whose counts are not both
+	// zero.
+	LicenceStats(ctx context.Context) ([]StatsRow, error)
+	// Orphans lists, for each kind, at most limit rows whose parent row is
+	// missing, by id.
+	Orphans(ctx context.Context, limit int) ([]Orphan, error)
+}
+
+// AuditDay is the number of an organization's audit entries of one action
+// made on one UTC day, which starts at Day.
+type AuditDay struct {
+	Day    time.Time
+	Action string
+	N      int64
+}
