@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/licentia/licentia/internal/disktest"
 	"github.com/licentia/licentia/internal/licentia"
 )
 
@@ -34,7 +35,7 @@ func TestServeFullDisk(t *testing.T) {
 			if tt.existing {
 				h.ok(t, "migrate")
 			}
-			fillDisk(t, filepath.Join(dir, "filler"))
+			disktest.Fill(t, filepath.Join(dir, "filler"))
 
 			e := h.fail(t, licentia.CodeDiskFull, "serve")
 			msg, _ := e["message"].(string)
@@ -71,23 +72,4 @@ func mountSmallDisk(t *testing.T) string {
 		}
 	})
 	return dir
-}
-
-// fillDisk writes path until its disk has no room left.
-func fillDisk(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 64<<10)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatalf("fill the disk: %v", err)
-			}
-			return
-		}
-	}
 }
