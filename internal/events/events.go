@@ -38,9 +38,13 @@ type Licence struct {
 	ExternalRef     *string            `json:"external_ref"`
 	Provider        Provider           `json:"provider"`
 	RenewalURL      *string            `json:"renewal_url"`
-	AnonymisedAt    *string            `json:"anonymised_at"`
-	CreatedAt       string             `json:"created_at"`
-	UpdatedAt       string             `json:"updated_at"`
+	// Replaces and ReplacedBy link a licence whose key was reissued with
+	// its replacement, both ways.
+	Replaces     *string `json:"replaces"`
+	ReplacedBy   *string `json:"replaced_by"`
+	AnonymisedAt *string `json:"anonymised_at"`
+	CreatedAt    string  `json:"created_at"`
+	UpdatedAt    string  `json:"updated_at"`
 }
 
 // Provider holds a payment provider's ids; every key is always present.
@@ -49,6 +53,9 @@ type Provider struct {
 	SubscriptionID *string `json:"subscription_id"`
 	CustomerID     *string `json:"customer_id"`
 	CheckoutID     *string `json:"checkout_id"`
+	// OrderNumber is the order's number on the buyer's receipt, where the
+	// provider has one apart from its id.
+	OrderNumber *string `json:"order_number"`
 }
 
 // Activation is an activation as the API shows it.
@@ -73,8 +80,8 @@ func LicenceOf(l *licentia.Licence, now time.Time) Licence {
 		StatusChangedAt: licentia.FormatTimePtr(l.StatusChangedAt), TrialEndsAt: licentia.FormatTimePtr(l.TrialEndsAt), Source: l.Source,
 		IntegrationID: l.IntegrationID, ExternalRef: l.ExternalRef,
 		Provider: Provider{OrderID: l.Provider.OrderID, SubscriptionID: l.Provider.SubscriptionID,
-			CustomerID: l.Provider.CustomerID, CheckoutID: l.Provider.CheckoutID},
-		RenewalURL:   l.RenewalURL,
+			CustomerID: l.Provider.CustomerID, CheckoutID: l.Provider.CheckoutID, OrderNumber: l.Provider.OrderNumber},
+		RenewalURL: l.RenewalURL, Replaces: l.Replaces, ReplacedBy: l.ReplacedBy,
 		AnonymisedAt: licentia.FormatTimePtr(l.AnonymisedAt), CreatedAt: licentia.FormatTime(l.CreatedAt), UpdatedAt: licentia.FormatTime(l.UpdatedAt),
 	}
 }

@@ -199,7 +199,7 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 		Activation: activation.New(activation.Options{
 			Store: served, Clock: clk, Keys: keys, Catalogue: cat, Validity: verdictValidity, Logger: log,
 		}),
-		Purchases:       purchase.New(purchase.Options{Store: served, Clock: clk, Keys: keys}),
+		Purchases:       purchase.New(purchase.Options{Store: served, Clock: clk, Keys: keys, Catalogue: cat}),
 		Auth:            auth.NewAuthenticator(served, clk),
 		Limiter:         limiter,
 		Clock:           clk,
