@@ -105,6 +105,8 @@ type body struct {
 type data struct {
 	Activation *Activation `json:"activation,omitempty"`
 	Licence    Licence     `json:"licence"`
+	// Replacement is the new licence of licence.reissued.
+	Replacement *Licence `json:"replacement,omitempty"`
 }
 
 // Write records an event of typ about licence l (and activation a, for the
@@ -116,6 +118,24 @@ func Write(ctx context.Context, tx store.Tx, typ licentia.EventType, at time.Tim
 		snap := ActivationOf(a)
 		b.Data.Activation = &snap
 	}
+	return write(ctx, tx, l, at, b)
+}
+
+// WriteReissued records licence.reissued in tx: data.licence is the old
+// licence, after the change, and data.replacement the new one, both
+// snapshots taken at the change time at. The event belongs to the old
+// licence, whose key changed.
+func WriteReissued(ctx context.Context, tx store.Tx, at time.Time, old, replacement *licentia.Licence) (*licentia.Event, error) {
+	snap := LicenceOf(replacement, at)
+	b := body{Type: licentia.EventLicenceReissued, Timestamp: licentia.FormatTime(at),
+		Data: data{Licence: LicenceOf(old, at), Replacement: &snap}}
+	return write(ctx, tx, old, at, b)
+}
+
+// write encodes b, stores it as an event about l at at and queues its
+// deliveries.
+func write(ctx context.Context, tx store.Tx, l *licentia.Licence, at time.Time, b body) (*licentia.Event, error) {
+	typ := b.Type
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
