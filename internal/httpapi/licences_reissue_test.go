@@ -280,3 +280,30 @@ func TestReissueIdempotent(t *testing.T) {
 		t.Errorf("answer %s, want the licence replacing %s", first.body, l.ID)
 	}
 }
+
+// TestReissuedEventSubscribable: an endpoint may subscribe to
+// licence.reissued alone; a reissue then queues it that event only, not
+// the licence.revoked that follows.
+func TestReissuedEventSubscribable(t *testing.T) {
+	e := newLicenceEnv(t)
+	r := e.run(t, scenario{call: call{method: "POST", path: "/v1/admin/webhooks", key: e.allKey,
+		body: map[string]any{"url": "https://hooks.example.com/licentia", "event_types": []string{"licence.reissued"}}},
+		wantStatus: http.StatusCreated})
+	var added struct {
+		Endpoint struct {
+			ID string `json:"id"`
+		} `json:"webhook_endpoint"`
+	}
+	if err := json.Unmarshal(r.body, &added); err != nil {
+		t.Fatal(err)
+	}
+	l := e.seed(t, admin.NewLicence{})
+	e.run(t, scenario{call: reissueCall(e.allKey, l.ID, map[string]any{"reason": "leaked"}), wantStatus: http.StatusCreated})
+	ds, err := e.store.Deliveries(t.Context(), e.org.ID, added.Endpoint.ID, nil, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0].EventType != licentia.EventLicenceReissued {
+		t.Errorf("deliveries = %+v, want one of licence.reissued", ds)
+	}
+}
