@@ -42,9 +42,13 @@ type ProviderOrder struct {
 	IntegrationID string
 	Provider      providers.Name
 	// EventID is the provider's event, named in the issue's audit entry.
-	EventID        string
-	OrderID        *string
-	CheckoutID     *string
+	EventID    string
+	OrderID    *string
+	CheckoutID *string
+	// OrderNumber is the order's number on the buyer's receipt (Lemon
+	// Squeezy's order number, Paddle's invoice number), which purchase
+	// lookup matches too; nil where the provider has none.
+	OrderNumber    *string
 	CustomerID     *string
 	SubscriptionID *string
 	Email          string
@@ -72,7 +76,8 @@ func (o *ProviderOrder) Validate() licentia.Issues {
 	for _, r := range []struct {
 		path string
 		v    *string
-	}{{"/order_id", o.OrderID}, {"/checkout_id", o.CheckoutID}, {"/customer_id", o.CustomerID}, {"/subscription_id", o.SubscriptionID}} {
+	}{{"/order_id", o.OrderID}, {"/checkout_id", o.CheckoutID}, {"/order_number", o.OrderNumber}, {"/customer_id", o.CustomerID},
+		{"/subscription_id", o.SubscriptionID}} {
 		checkProviderRef(&is, r.path, r.v)
 	}
 	if o.OrderID == nil && o.CheckoutID == nil {

@@ -524,6 +524,7 @@ func TestProviderValidation(t *testing.T) {
 			"trial of one-time":     func(o *admin.ProviderOrder) { o.TrialEndsAt = &start },
 			"subscription, no id":   func(o *admin.ProviderOrder) { o.Subscription = true },
 			"control in an id":      func(o *admin.ProviderOrder) { o.OrderID = str("pi\n1") },
+			"empty order number":    func(o *admin.ProviderOrder) { o.OrderNumber = str("") },
 			"unknown product again": func(o *admin.ProviderOrder) { o.Items[0].ProductID = "Not A Product" },
 		} {
 			o := f.order(item("price_a", 1), item("price_a", 1))

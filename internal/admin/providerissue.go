@@ -106,7 +106,7 @@ func (s *Service) issueItem(ctx context.Context, tx store.Tx, org lockedOrg, act
 		LimitKind: it.LimitKind, LimitCount: it.LimitCount * it.Quantity, Major: p.CurrentMajor,
 		Status: licentia.StatusActive, Source: licentia.SourceProvider, IntegrationID: &o.IntegrationID,
 		Provider: licentia.ProviderRefs{OrderID: o.OrderID, SubscriptionID: o.SubscriptionID,
-			CustomerID: o.CustomerID, CheckoutID: o.CheckoutID},
+			CustomerID: o.CustomerID, CheckoutID: o.CheckoutID, OrderNumber: o.OrderNumber},
 		RenewalURL: it.RenewalURL, CreatedAt: now, UpdatedAt: now,
 	}
 	switch {

@@ -202,8 +202,9 @@ func (s *Service) applyProviderEvent(ctx context.Context, tx store.Tx, i *licent
 func (s *Service) providerOrder(ctx context.Context, tx store.Tx, i *licentia.Integration, name providers.Name,
 	ev *providers.Event) (*ProviderOrder, error) {
 	o := &ProviderOrder{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name, EventID: ev.ID,
-		OrderID: optional(ev.OrderID), CheckoutID: optional(ev.CheckoutID), CustomerID: optional(ev.CustomerID),
-		SubscriptionID: optional(ev.SubscriptionID), Email: ev.Email, Subscription: ev.Subscription, TrialEndsAt: ev.TrialEndsAt}
+		OrderID: optional(ev.OrderID), CheckoutID: optional(ev.CheckoutID), OrderNumber: optional(ev.OrderNumber),
+		CustomerID: optional(ev.CustomerID), SubscriptionID: optional(ev.SubscriptionID), Email: ev.Email,
+		Subscription: ev.Subscription, TrialEndsAt: ev.TrialEndsAt}
 	for _, it := range ev.Items {
 		m, err := tx.Mapping(ctx, i.OrgID, i.ID, it.ProductID)
 		if licentia.ErrorCode(err) == licentia.CodeMappingNotFound {

@@ -211,7 +211,7 @@ func reduceAudit(data []byte) []byte {
 
 func keepInAudit(k string) bool {
 	switch k {
-	case "status", "from", "to", "changed", "limit_kind", "limit_count", "major", "machines_freed", "keep_previous":
+	case "status", "from", "to", "changed", "limit_kind", "limit_count", "major", "machines_freed", "machines_moved", "keep_previous":
 		return true
 	}
 	// A machine id can identify a person's computer: it goes with the rest.

@@ -180,7 +180,7 @@ func newOperations(ctx context.Context, cfg config.Config, log *slog.Logger, st 
 	if err != nil {
 		return nil, err
 	}
-	purchases := purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys})
+	purchases := purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat})
 	authn := auth.NewAuthenticator(st, clk)
 	act := activation.New(activation.Options{
 		Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,

@@ -142,7 +142,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e := &env{
 		store: st, admin: svc, clock: clk, logs: logs, mail: m, shop: shop, limiter: o.limiter,
 		act:       activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: 24 * time.Hour, Logger: log}),
-		purchases: purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys}),
+		purchases: purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat}),
 		metrics:   metrics.New(metrics.Options{Logger: log}),
 	}
 	c, err := console.New(console.Options{Store: st, Admin: svc, Purchases: e.purchases, Activation: e.act, Clock: clk, Limiter: e.limiter,

@@ -12,8 +12,11 @@ import (
 )
 
 type purchasePage struct {
-	Email   string
-	OrderID string
+	Email string
+	// OrderID and LicenceKey are what the buyer typed; one of them proves
+	// the purchase with the email address.
+	OrderID    string
+	LicenceKey string
 	// Purchase is set once a lookup matched.
 	Purchase *purchase.Purchase
 	Licences []purchaseLicence
@@ -28,12 +31,12 @@ type purchaseLicence struct {
 }
 
 // purchasePage is the customer page's form: the buyer's email address and
-// the order id from the receipt. A link may fill both in; nothing is
-// looked up until the buyer sends the form.
+// the order number from the receipt, or a licence key. A link may fill them
+// in; nothing is looked up until the buyer sends the form.
 func (s *Server) purchasePage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	return s.render(w, r, http.StatusOK, "purchase", &view{Title: "Your purchase",
-		Data: purchasePage{Email: q.Get("email"), OrderID: q.Get("order_id")}})
+		Data: purchasePage{Email: q.Get("email"), OrderID: q.Get("order_id"), LicenceKey: q.Get("licence_key")}})
 }
 
 // lookupPurchase shows a purchase's licence keys and the machines holding
@@ -82,22 +85,32 @@ func (s *Server) showPurchase(w http.ResponseWriter, r *http.Request, free strin
 }
 
 // provePurchase counts a customer page's post in the lookup limit, finds
-// the purchase its email and order id name, and reads its machines. When
-// the purchase is not proved, the answer is written and done is true.
+// the purchase its email and order id (or licence key) name, and reads its
+// machines. When the purchase is not proved, the answer is written and
+// done is true.
 func (s *Server) provePurchase(w http.ResponseWriter, r *http.Request) (page purchasePage, done bool, err error) {
 	ctx := r.Context()
-	email, orderID := r.PostForm.Get("email"), r.PostForm.Get("order_id")
-	page = purchasePage{Email: email, OrderID: orderID}
+	email, orderID, key := r.PostForm.Get("email"), r.PostForm.Get("order_id"), r.PostForm.Get("licence_key")
+	page = purchasePage{Email: email, OrderID: orderID, LicenceKey: key}
 	if wait, ok := s.allowLookup(ctx, r); !ok {
 		return page, true, s.tooMany(w, r, wait, "/console/purchase")
 	}
-	found, err := s.purchases.Lookup(ctx, purchase.Lookup{Email: &email, OrderID: &orderID})
+	found, err := s.purchases.Lookup(ctx, purchase.Lookup{Email: &email, OrderID: filled(orderID), LicenceKey: filled(key)})
 	if err != nil {
 		return page, true, s.refusePurchase(w, r, "lookup", page, err)
 	}
 	page.Purchase = found
 	page.Licences, err = s.machines(ctx, found)
 	return page, err != nil, err
+}
+
+// filled is a form field's value, nil when left empty: the form always
+// sends both the order field and the key field.
+func filled(v string) *string {
+	if strings.TrimSpace(v) == "" {
+		return nil
+	}
+	return &v
 }
 
 // refusePurchase shows the purchase page again with the refusal of one of

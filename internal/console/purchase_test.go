@@ -93,7 +93,7 @@ func TestCustomerPage(t *testing.T) {
 		if wrongEmail := typed("thief@example.com", "ord_1001"); wrongEmail != unknownOrder {
 			t.Errorf("a wrong address and an unknown order answer differently:\n%s\n----\n%s", wrongEmail, unknownOrder)
 		}
-		if !strings.Contains(unknownOrder, "No purchase matches this email address and order id.") {
+		if !strings.Contains(unknownOrder, "No purchase matches this email address and order id or licence key.") {
 			t.Errorf("mismatch page lacks the message:\n%s", unknownOrder)
 		}
 
@@ -119,6 +119,49 @@ func TestCustomerPage(t *testing.T) {
 		}
 		if act, err := e.store.Activation(t.Context(), e.org.ID, theirs.ID); err != nil || !act.IsLive() {
 			t.Errorf("another purchase's machine was freed: %+v, %v", act, err)
+		}
+	})
+}
+
+// The customer page finds a licence the maker issued by the buyer's
+// address and its key, pasted in the key field, and frees its machines
+// with the same proof; both an order number and a key, or neither, are
+// refused with the API's message.
+func TestCustomerPageByKey(t *testing.T) {
+	onEngines(t, func(t *testing.T, o envOptions) {
+		o.proxies = loopbackProxy
+		e := newEnv(t, o)
+		e.product(t, e.org.ID, "desk-app", "DESK")
+		v := e.issue(t, e.org.ID, "desk-app", "buyer@example.com")
+		a := e.activate(t, *v.Key, "machine-a")
+		c := e.buyer("198.51.100.30")
+		page := c.get(t, "/console/purchase")
+		if !strings.Contains(page.body, `name="licence_key"`) {
+			t.Fatalf("the form has no licence key field:\n%s", page.body)
+		}
+		proof := url.Values{"email": {"Buyer@example.com"}, "order_id": {""}, "licence_key": {" " + strings.ToLower(*v.Key) + " "}}
+		found := c.post(t, "/console/purchase", proof)
+		wantStatus(t, "lookup by key", found, http.StatusOK)
+		for _, want := range []string{*v.Key, "Your licence", "machine-a"} {
+			if !strings.Contains(found.body, want) {
+				t.Errorf("purchase page lacks %q:\n%s", want, found.body)
+			}
+		}
+		proof.Set("activation", a.ID)
+		freed := c.post(t, "/console/purchase/free", proof)
+		wantStatus(t, "free by key", freed, http.StatusOK)
+		if !strings.Contains(freed.body, "The machine was freed.") {
+			t.Errorf("freeing a machine proved by key did not free it:\n%s", freed.body)
+		}
+		for _, form := range []url.Values{
+			{"email": {"buyer@example.com"}, "order_id": {"ord_1"}, "licence_key": {*v.Key}},
+			{"email": {"buyer@example.com"}, "order_id": {""}, "licence_key": {""}},
+		} {
+			refused := e.buyer("198.51.100.31").post(t, "/console/purchase", form)
+			wantStatus(t, "order and key", refused, http.StatusBadRequest)
+			if !strings.Contains(refused.body, "give exactly one of order_id and licence_key") {
+				t.Errorf("refusal lacks the message:\n%s", refused.body)
+			}
 		}
 	})
 }

@@ -280,6 +280,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, vis *visit, err er
 var notices = map[string]string{
 	"issued":             "The licence was issued.",
 	"revoked":            "The licence was revoked.",
+	"reissued":           "The key was reissued: this licence replaces the old one, whose key no longer works.",
 	"expired":            "The licence was expired.",
 	"reinstated":         "The licence was reinstated.",
 	"anonymised":         "The licence was anonymised.",

@@ -42,6 +42,7 @@ func (s *Server) routes() {
 	s.form("POST /console/licences/{id}/revoke", scope(licentia.ScopeLicencesWrite), s.statusChange(revoke))
 	s.form("POST /console/licences/{id}/expire", scope(licentia.ScopeLicencesWrite), s.statusChange(expire))
 	s.form("POST /console/licences/{id}/reinstate", scope(licentia.ScopeLicencesWrite), s.statusChange(reinstate))
+	s.form("POST /console/licences/{id}/reissue", scope(licentia.ScopeLicencesWrite), s.reissueLicence)
 	s.form("POST /console/licences/{id}/anonymise", scope(licentia.ScopeLicencesAnonymise), s.anonymiseLicence)
 	s.form("POST /console/activations/{id}/deactivate", scope(licentia.ScopeLicencesWrite), s.deactivateActivation)
 

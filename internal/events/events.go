@@ -38,9 +38,13 @@ type Licence struct {
 	ExternalRef     *string            `json:"external_ref"`
 	Provider        Provider           `json:"provider"`
 	RenewalURL      *string            `json:"renewal_url"`
-	AnonymisedAt    *string            `json:"anonymised_at"`
-	CreatedAt       string             `json:"created_at"`
-	UpdatedAt       string             `json:"updated_at"`
+	// Replaces and ReplacedBy link a licence whose key was reissued with
+	// its replacement, both ways.
+	Replaces     *string `json:"replaces"`
+	ReplacedBy   *string `json:"replaced_by"`
+	AnonymisedAt *string `json:"anonymised_at"`
+	CreatedAt    string  `json:"created_at"`
+	UpdatedAt    string  `json:"updated_at"`
 }
 
 // Provider holds a payment provider's ids; every key is always present.
@@ -49,6 +53,9 @@ type Provider struct {
 	SubscriptionID *string `json:"subscription_id"`
 	CustomerID     *string `json:"customer_id"`
 	CheckoutID     *string `json:"checkout_id"`
+	// OrderNumber is the order's number on the buyer's receipt, where the
+	// provider has one apart from its id.
+	OrderNumber *string `json:"order_number"`
 }
 
 // Activation is an activation as the API shows it.
@@ -73,8 +80,8 @@ func LicenceOf(l *licentia.Licence, now time.Time) Licence {
 		StatusChangedAt: licentia.FormatTimePtr(l.StatusChangedAt), TrialEndsAt: licentia.FormatTimePtr(l.TrialEndsAt), Source: l.Source,
 		IntegrationID: l.IntegrationID, ExternalRef: l.ExternalRef,
 		Provider: Provider{OrderID: l.Provider.OrderID, SubscriptionID: l.Provider.SubscriptionID,
-			CustomerID: l.Provider.CustomerID, CheckoutID: l.Provider.CheckoutID},
-		RenewalURL:   l.RenewalURL,
+			CustomerID: l.Provider.CustomerID, CheckoutID: l.Provider.CheckoutID, OrderNumber: l.Provider.OrderNumber},
+		RenewalURL: l.RenewalURL, Replaces: l.Replaces, ReplacedBy: l.ReplacedBy,
 		AnonymisedAt: licentia.FormatTimePtr(l.AnonymisedAt), CreatedAt: licentia.FormatTime(l.CreatedAt), UpdatedAt: licentia.FormatTime(l.UpdatedAt),
 	}
 }
@@ -98,6 +105,8 @@ type body struct {
 type data struct {
 	Activation *Activation `json:"activation,omitempty"`
 	Licence    Licence     `json:"licence"`
+	// Replacement is the new licence of licence.reissued.
+	Replacement *Licence `json:"replacement,omitempty"`
 }
 
 // Write records an event of typ about licence l (and activation a, for the
@@ -109,6 +118,24 @@ func Write(ctx context.Context, tx store.Tx, typ licentia.EventType, at time.Tim
 		snap := ActivationOf(a)
 		b.Data.Activation = &snap
 	}
+	return write(ctx, tx, l, at, b)
+}
+
+// WriteReissued records licence.reissued in tx: data.licence is the old
+// licence, after the change, and data.replacement the new one, both
+// snapshots taken at the change time at. The event belongs to the old
+// licence, whose key changed.
+func WriteReissued(ctx context.Context, tx store.Tx, at time.Time, old, replacement *licentia.Licence) (*licentia.Event, error) {
+	snap := LicenceOf(replacement, at)
+	b := body{Type: licentia.EventLicenceReissued, Timestamp: licentia.FormatTime(at),
+		Data: data{Licence: LicenceOf(old, at), Replacement: &snap}}
+	return write(ctx, tx, old, at, b)
+}
+
+// write encodes b, stores it as an event about l at at and queues its
+// deliveries.
+func write(ctx context.Context, tx store.Tx, l *licentia.Licence, at time.Time, b body) (*licentia.Event, error) {
+	typ := b.Type
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

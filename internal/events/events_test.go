@@ -65,8 +65,8 @@ func newLicence(orgID string) *licentia.Licence {
 		TrialEndsAt: &trialEnd, Source: licentia.SourceProvider, IntegrationID: ptr(licentia.NewID()),
 		ExternalRef: ptr("order <42> & more"),
 		Provider: licentia.ProviderRefs{OrderID: ptr("ord_1"), SubscriptionID: ptr("sub_1"),
-			CustomerID: ptr("cus_1"), CheckoutID: ptr("chk_1")},
-		CreatedAt: issued, UpdatedAt: issued,
+			CustomerID: ptr("cus_1"), CheckoutID: ptr("chk_1"), OrderNumber: ptr("325-10566")},
+		Replaces: ptr(licentia.NewID()), CreatedAt: issued, UpdatedAt: issued,
 	}
 }
 
@@ -119,8 +119,12 @@ func keys(t *testing.T, raw []byte) []string {
 var wantLicenceKeys = []string{
 	"id", "product_id", "email", "issued_at", "expires_at", "limit_kind", "limit_count", "major", "status", "state",
 	"status_reason", "status_changed_at", "trial_ends_at", "source", "integration_id", "external_ref", "provider", "renewal_url",
-	"anonymised_at", "created_at", "updated_at",
+	"replaces", "replaced_by", "anonymised_at", "created_at", "updated_at",
 }
+
+// wantProviderKeys are the names of a snapshot's provider object, every one
+// always present: the contract's four and the order number.
+var wantProviderKeys = []string{"order_id", "subscription_id", "customer_id", "checkout_id", "order_number"}
 
 func TestWrite(t *testing.T) {
 	for _, tt := range []struct {
@@ -185,6 +189,13 @@ func TestWrite(t *testing.T) {
 			}
 			if diff := cmp.Diff(wantLicenceKeys, keys(t, d.Licence)); diff != "" {
 				t.Errorf("licence snapshot keys mismatch (-want +got):\n%s", diff)
+			}
+			var snap struct{ Provider json.RawMessage }
+			if err := json.Unmarshal(d.Licence, &snap); err != nil {
+				t.Fatalf("decode snapshot: %v", err)
+			}
+			if diff := cmp.Diff(wantProviderKeys, keys(t, snap.Provider)); diff != "" {
+				t.Errorf("provider keys mismatch (-want +got):\n%s", diff)
 			}
 			// The snapshot is the licence at the change time: still in its
 			// trial, which ends a millisecond later.

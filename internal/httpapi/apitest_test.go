@@ -199,7 +199,7 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 		Activation: activation.New(activation.Options{
 			Store: served, Clock: clk, Keys: keys, Catalogue: cat, Validity: verdictValidity, Logger: log,
 		}),
-		Purchases:       purchase.New(purchase.Options{Store: served, Clock: clk, Keys: keys}),
+		Purchases:       purchase.New(purchase.Options{Store: served, Clock: clk, Keys: keys, Catalogue: cat}),
 		Auth:            auth.NewAuthenticator(served, clk),
 		Limiter:         limiter,
 		Clock:           clk,
@@ -584,6 +584,7 @@ var adminRoutes = []adminRoute{
 	{"PATCH", "/v1/admin/licences/{id}", licentia.ScopeLicencesWrite, map[string]any{"limit_count": 2}},
 	{"GET", "/v1/admin/licences/{id}/audit", licentia.ScopeAuditRead, nil},
 	{"POST", "/v1/admin/licences/{id}/revoke", licentia.ScopeLicencesWrite, map[string]any{"reason": "refund"}},
+	{"POST", "/v1/admin/licences/{id}/reissue", licentia.ScopeLicencesWrite, map[string]any{"reason": "leaked"}},
 	{"POST", "/v1/admin/licences/{id}/expire", licentia.ScopeLicencesWrite, map[string]any{"reason": "term over"}},
 	{"POST", "/v1/admin/licences/{id}/reinstate", licentia.ScopeLicencesWrite, map[string]any{"reason": "paid"}},
 	{"POST", "/v1/admin/licences/{id}/anonymise", licentia.ScopeLicencesAnonymise, map[string]any{"confirm": true}},

@@ -214,3 +214,21 @@ func (s *Server) deactivateActivation(w http.ResponseWriter, r *http.Request) er
 	writeJSON(w, http.StatusOK, activationChangeAnswer{Activation: events.ActivationOf(ch.Activation), Changed: ch.Changed})
 	return nil
 }
+
+// reissueLicence replaces a licence's key: body { reason }; 201 with the new
+// licence and its key, as an issue answers.
+func (s *Server) reissueLicence(w http.ResponseWriter, r *http.Request) error {
+	var is licentia.Issues
+	id := pathUUID(r, "id", &is)
+	var in admin.Reissue
+	if err := web.Decode(r, is, &in); err != nil {
+		return err
+	}
+	c := callerOf(r)
+	v, err := s.admin.ReissueLicence(r.Context(), c.Actor, c.OrgID, id, in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, issuedAnswer{Licence: events.LicenceOf(v.Licence, s.admin.Now()), LicenceKey: *v.Key})
+	return nil
+}

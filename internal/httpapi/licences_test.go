@@ -36,6 +36,8 @@ type licenceView struct {
 	ExternalRef     *string      `json:"external_ref"`
 	Provider        providerView `json:"provider"`
 	RenewalURL      *string      `json:"renewal_url"`
+	Replaces        *string      `json:"replaces"`
+	ReplacedBy      *string      `json:"replaced_by"`
 	AnonymisedAt    *string      `json:"anonymised_at"`
 	CreatedAt       string       `json:"created_at"`
 	UpdatedAt       string       `json:"updated_at"`
@@ -47,6 +49,7 @@ type providerView struct {
 	SubscriptionID *string `json:"subscription_id"`
 	CustomerID     *string `json:"customer_id"`
 	CheckoutID     *string `json:"checkout_id"`
+	OrderNumber    *string `json:"order_number"`
 }
 
 // activationView is the activation object of an answer or a webhook body.

@@ -23,7 +23,7 @@ type purchaseAnswer struct {
 }
 
 type purchaseObject struct {
-	OrderID  string            `json:"order_id"`
+	OrderID  *string           `json:"order_id"`
 	Licences []purchaseLicence `json:"licences"`
 }
 

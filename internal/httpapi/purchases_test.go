@@ -235,14 +235,20 @@ func wantLookupHeaders(t *testing.T, r *resp, remaining string) {
 }
 
 // TestPurchaseLookupRefused: 400 validation_failed with every issue at
-// query.<name> for the GET and /<name> for the POST, and 413 for a body
-// over 64 KB.
+// query.<name> for the GET and /<name> for the POST (exactly one of
+// order_id and licence_key, at query or the whole body), and 413 for a
+// body over 64 KB.
 func TestPurchaseLookupRefused(t *testing.T) {
 	e := newLookupEnv(t, envOptions{})
 	const printable = "must be 1 to 200 printable ASCII characters"
+	const oneOf = "give exactly one of order_id and licence_key"
 	for _, tt := range []scenario{
 		{name: "GET empty", call: lookupGetRaw("", ""), wantDetails: issues(
-			"query.email", "is required", "query.order_id", "is required")},
+			"query.email", "is required", "query", oneOf)},
+		{name: "GET order id and key", call: lookupGetRaw("email=a@b.co&order_id=1&licence_key=DESK_1", ""), wantDetails: issues(
+			"query", oneOf)},
+		{name: "GET key too long", call: lookupGetRaw("email=a@b.co&licence_key="+strings.Repeat("A", 1025), ""), wantDetails: issues(
+			"query.licence_key", "must be 1 to 1024 characters")},
 		{name: "GET bad values", call: lookupGet("buyer", strings.Repeat("x", 201), ""), wantDetails: issues(
 			"query.email", "must contain exactly one @", "query.order_id", printable)},
 		{name: "GET control character", call: lookupGet("buyer@example.com", "pi\n1", ""), wantDetails: issues(
@@ -252,7 +258,13 @@ func TestPurchaseLookupRefused(t *testing.T) {
 		{name: "GET unknown and repeated", call: lookupGetRaw("email=a@b.co&email=a@b.co&order_id=1&page=2", ""), wantDetails: issues(
 			"query.email", "must be given once", "query.page", "unknown parameter", "query.email", "is required")},
 		{name: "POST empty object", call: lookupPost(map[string]any{}, ""), wantDetails: issues(
-			"/email", "is required", "/order_id", "is required")},
+			"/email", "is required", "", oneOf)},
+		{name: "POST order id and key", call: lookupPost(map[string]any{"email": "a@b.co", "order_id": "1", "licence_key": "DESK_1"}, ""),
+			wantDetails: issues("", oneOf)},
+		{name: "POST empty key", call: lookupPost(map[string]any{"email": "a@b.co", "licence_key": ""}, ""), wantDetails: issues(
+			"/licence_key", "must be 1 to 1024 characters")},
+		{name: "POST key of the wrong type", call: lookupPost(map[string]any{"email": "a@b.co", "licence_key": 7}, ""), wantDetails: issues(
+			"/licence_key", "must be a string")},
 		{name: "POST wrong types", call: lookupPost(map[string]any{"email": 1, "order_id": nil}, ""), wantDetails: issues(
 			"/email", "must be a string", "/order_id", "must be a string")},
 		{name: "POST empty order id", call: lookupPost(map[string]any{"email": "a@b.co", "order_id": ""}, ""), wantDetails: issues(

@@ -27,6 +27,7 @@ var requestStructs = map[string]any{
 	"GET /v1/admin/licences/counts":                                admin.CountQuery{},
 	"PATCH /v1/admin/licences/{id}":                                admin.LicenceChange{},
 	"POST /v1/admin/licences/{id}/revoke":                          admin.ChangeStatus{},
+	"POST /v1/admin/licences/{id}/reissue":                         admin.Reissue{},
 	"POST /v1/admin/licences/{id}/expire":                          admin.ChangeStatus{},
 	"POST /v1/admin/licences/{id}/reinstate":                       admin.ChangeStatus{},
 	"POST /v1/admin/licences/{id}/anonymise":                       admin.Anonymise{},

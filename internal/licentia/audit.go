@@ -88,6 +88,9 @@ const (
 	AuditLicenceTrialConverted = "licence.trial_converted"
 	// AuditLicenceUpdated records a change of limit, expiry or major.
 	AuditLicenceUpdated = "licence.updated"
+	// AuditLicenceReissued records a reissued key, in the logs of both
+	// the old licence and its replacement.
+	AuditLicenceReissued = "licence.reissued"
 
 	AuditActivationCreated     = "activation.created"
 	AuditActivationDeactivated = "activation.deactivated"

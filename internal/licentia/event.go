@@ -15,7 +15,10 @@ const (
 	EventLicenceTrialConverted EventType = "licence.trial_converted"
 	// EventLicenceUpdated reports a change of a licence's limit, expiry or
 	// major in place; it is beyond the contract's list.
-	EventLicenceUpdated        EventType = "licence.updated"
+	EventLicenceUpdated EventType = "licence.updated"
+	// EventLicenceReissued reports a licence whose key was reissued: its
+	// data holds the old licence and its replacement.
+	EventLicenceReissued       EventType = "licence.reissued"
 	EventActivationCreated     EventType = "activation.created"
 	EventActivationDeactivated EventType = "activation.deactivated"
 )
@@ -24,7 +27,7 @@ const (
 var EventTypes = []EventType{
 	EventLicenceIssued, EventLicenceRevoked, EventLicenceExpired, EventLicenceReinstated,
 	EventLicenceAnonymised, EventLicenceTrialConverted, EventActivationCreated, EventActivationDeactivated,
-	EventLicenceUpdated,
+	EventLicenceUpdated, EventLicenceReissued,
 }
 
 // Event is a committed change as webhooks report it. Body is the one-line

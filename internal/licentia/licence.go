@@ -31,8 +31,13 @@ type Licence struct {
 	// licence keeps its place in the plan's count for 30 days.
 	SubscriptionEndedAt *time.Time
 	AnonymisedAt        *time.Time
-	CreatedAt           time.Time
-	UpdatedAt           time.Time
+	// Replaces is the licence this one took over from when its key was
+	// reissued; ReplacedBy the one that took over from this one. Both nil
+	// for a licence never reissued.
+	Replaces   *string
+	ReplacedBy *string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 	// LiveActivations counts the activations not deactivated, kept in the
 	// same transaction as each activation change.
 	LiveActivations int64
@@ -44,6 +49,10 @@ type ProviderRefs struct {
 	SubscriptionID *string
 	CustomerID     *string
 	CheckoutID     *string
+	// OrderNumber is the order's number as the buyer's receipt shows it,
+	// where the provider has one apart from its id (Lemon Squeezy's order
+	// number, Paddle's invoice number).
+	OrderNumber *string
 }
 
 // LimitKind says what a licence's limit counts.

@@ -178,6 +178,17 @@ func TestToolsAnswerAsTheAPI(t *testing.T) {
 			t.Errorf("deactivate_activation = %s; again through the API %s", freed.text, again.body)
 		}
 
+		// A leaked key reissued by the assistant: the answer is the API's
+		// 201, the new licence replacing the old, and again it is refused.
+		reissued := call(t, cs, "reissue_licence", map[string]any{"id": lic2, "reason": "posted in a forum"})
+		newLicence, _ := field(t, reissued.structured, "licence").(map[string]any)
+		if reissued.isError || newLicence["replaces"] != lic2 || field(t, reissued.structured, "licence_key") == key2 {
+			t.Errorf("reissue_licence = %s, want the new licence replacing %s with a new key", reissued.text, lic2)
+		}
+		if again := e.api(t, "POST", "/v1/admin/licences/"+lic2+"/reissue", tok, map[string]any{"reason": "again"}); again.status != http.StatusConflict {
+			t.Errorf("reissue again through the API: %d %s, want 409", again.status, again.body)
+		}
+
 		// Mappings.
 		mapping := map[string]any{"integration_id": f.integration, "provider_product_id": "prod_basic", "product_id": "desk",
 			"limit_count": 2, "key_valid_days": nil}

@@ -114,7 +114,7 @@ func newEnv(t *testing.T, open func(t *testing.T) store.Store) *env {
 	api := httpapi.New(httpapi.Options{
 		Store: st, Admin: svc,
 		Activation: activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: 24 * time.Hour, Logger: log}),
-		Purchases:  purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys}),
+		Purchases:  purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat}),
 		Auth:       authn, Limiter: limiter, Clock: clk, Logger: log,
 	})
 	m, err := mcpserver.New(mcpserver.Options{API: api, Document: httpapi.OpenAPI, Auth: authn, Limiter: limiter, Clock: clk, Logger: log, BaseURL: baseURL})

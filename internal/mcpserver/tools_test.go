@@ -16,7 +16,7 @@ var (
 	readTools = []string{"get_organization", "list_products", "get_product", "find_licences", "count_licences", "get_licence",
 		"get_licence_audit", "list_integrations", "list_mappings", "list_webhook_endpoints", "get_webhook_endpoint",
 		"list_webhook_deliveries", "list_members", "list_invitations"}
-	licenceTools  = []string{"issue_licence", "revoke_licence", "expire_licence", "reinstate_licence", "deactivate_activation"}
+	licenceTools  = []string{"issue_licence", "revoke_licence", "expire_licence", "reinstate_licence", "reissue_licence", "deactivate_activation"}
 	providerTools = []string{"save_mapping", "delete_mapping"}
 	webhookTools  = []string{"retry_webhook_delivery"}
 	teamTools     = []string{"invite_member", "revoke_invitation", "change_member_role", "remove_member"}
@@ -113,6 +113,7 @@ var toolSchemas = map[string]struct{ props, required []string }{
 	"revoke_licence":        {[]string{"id", "reason"}, []string{"id", "reason"}},
 	"expire_licence":        {[]string{"id", "reason"}, []string{"id", "reason"}},
 	"reinstate_licence":     {[]string{"id", "reason"}, []string{"id", "reason"}},
+	"reissue_licence":       {[]string{"id", "reason"}, []string{"id", "reason"}},
 	"deactivate_activation": {[]string{"id"}, []string{"id"}},
 	"list_integrations":     {},
 	"list_mappings":         {[]string{"integration_id"}, []string{"integration_id"}},
@@ -221,11 +222,12 @@ func TestToolSchemas(t *testing.T) {
 }
 
 // TestToolAnnotations: the tools that revoke, end, remove or lower carry
-// destructiveHint; the reads readOnlyHint; other changes neither.
+// destructiveHint (a reissue revokes the old key); the reads readOnlyHint;
+// other changes neither.
 func TestToolAnnotations(t *testing.T) {
 	e := newEnv(t, nil)
-	destructive := []string{"revoke_licence", "expire_licence", "deactivate_activation", "delete_mapping", "revoke_invitation",
-		"remove_member", "change_member_role"}
+	destructive := []string{"revoke_licence", "expire_licence", "reissue_licence", "deactivate_activation", "delete_mapping",
+		"revoke_invitation", "remove_member", "change_member_role"}
 	for name, tl := range ownerTools(t, e) {
 		a := tl.Annotations
 		if a == nil {

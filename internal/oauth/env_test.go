@@ -103,7 +103,7 @@ func newEnv(t *testing.T, open func(t *testing.T) store.Store) *env {
 
 	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: licentia.DefaultPlans(), Keys: keys, Catalogue: cat,
 		BaseURL: base, PublicURL: base, Mail: mail.NewOutbox(filepath.Join(t.TempDir(), "outbox"), ""), Logger: log})
-	purchases := purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys})
+	purchases := purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat})
 	api := httpapi.New(httpapi.Options{
 		Store: st, Admin: svc, Purchases: purchases, Auth: auth.NewAuthenticator(st, clk), Limiter: limiter, Clock: clk, Logger: log,
 		Activation: activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: time.Hour, Logger: log}),

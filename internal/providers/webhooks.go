@@ -72,9 +72,12 @@ type Event struct {
 	// event is recognised.
 	ID string
 	// Type is the provider's own event name, for logs.
-	Type           string
-	Kind           Kind
-	OrderID        string
+	Type    string
+	Kind    Kind
+	OrderID string
+	// OrderNumber is the order's number on the buyer's receipt, where the
+	// provider has one apart from the order id.
+	OrderNumber    string
 	CheckoutID     string
 	CustomerID     string
 	SubscriptionID string

@@ -50,13 +50,20 @@ func TestValidate(t *testing.T) {
 	query := purchase.LookupQuery{}
 	want = licentia.Issues{
 		{Path: "query.email", Message: "is required"},
-		{Path: "query.order_id", Message: "is required"},
+		{Path: "query", Message: "give exactly one of order_id and licence_key"},
 	}
 	if diff := cmp.Diff(want, query.Validate()); diff != "" {
 		t.Errorf("LookupQuery.Validate() mismatch (-want +got):\n%s", diff)
 	}
-	good, id := "buyer@example.com", "pi_1"
+	good, id, key := "buyer@example.com", "pi_1", "DESK_1"
 	if is := (&purchase.Lookup{Email: &good, OrderID: &id}).Validate(); len(is) != 0 {
 		t.Errorf("Lookup.Validate() = %v, want no issues", is)
+	}
+	if is := (&purchase.Lookup{Email: &good, LicenceKey: &key}).Validate(); len(is) != 0 {
+		t.Errorf("Lookup.Validate(licence key) = %v, want no issues", is)
+	}
+	both := purchase.Lookup{Email: &good, OrderID: &id, LicenceKey: &key}
+	if diff := cmp.Diff(licentia.Issues{{Path: "", Message: "give exactly one of order_id and licence_key"}}, both.Validate()); diff != "" {
+		t.Errorf("Lookup.Validate(both) mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -89,7 +89,9 @@ type Reader interface {
 	Licence(ctx context.Context, orgID, id string) (*licentia.Licence, error)
 	// LicenceIDTaken reports whether any organization holds licence id.
 	LicenceIDTaken(ctx context.Context, id string) (bool, error)
-	// LicenceByExternalRef finds the licence of a product with ref.
+	// LicenceByExternalRef finds the licence of a product with ref, the one
+	// in use: licences whose key was reissued (replaced_by set) share their
+	// replacement's ref and are left out.
 	LicenceByExternalRef(ctx context.Context, orgID, productID, ref string) (*licentia.Licence, error)
 	// FindLicences lists matching licences, newest first (issued_at, then
 	// id, descending), at most f.Limit.
@@ -118,9 +120,9 @@ type Reader interface {
 	// holds none): the status route's one read.
 	LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *Seat, error)
 	// PurchaseLicences lists the licences, of every organization, whose
-	// provider order id or checkout id is orderID, oldest first (issued_at,
-	// then id). Anonymised licences are left out: a customer's lookup never
-	// finds them.
+	// provider order id, checkout id or order number is orderID, oldest
+	// first (issued_at, then id). Anonymised licences, and licences whose
+	// key was reissued, are left out: a customer's lookup never finds them.
 	PurchaseLicences(ctx context.Context, orderID string) ([]licentia.Licence, error)
 	// ExpiredLeases lists, oldest seen first and at most limit, the live
 	// activations of products with heartbeat leases not seen for more than

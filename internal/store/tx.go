@@ -117,6 +117,15 @@ type Tx interface {
 	// live_activations; limit_kind, limit_count and major included) and
 	// moves its counts from the row the stored licence counted in.
 	UpdateLicence(ctx context.Context, after *licentia.Licence) error
+	// ReplaceLicence writes a reissue: old's changeable fields, as
+	// UpdateLicence (it is revoked and names fresh in replaced_by, giving up
+	// its external_ref's place), then fresh, as CreateLicence, then moves
+	// old's live activations, keeping their ids, and the provider order
+	// items it was issued for to fresh, with their counts, and reports how
+	// many activations moved. Freed activations stay with old. A missing
+	// old, or one of another organization, answers licence_not_found with
+	// nothing written; fresh's taken id answers conflict.
+	ReplaceLicence(ctx context.Context, old, fresh *licentia.Licence) (int64, error)
 	// RewriteLicenceAudit replaces the data of a licence's audit entries
 	// with fn(data), for anonymisation.
 	RewriteLicenceAudit(ctx context.Context, orgID, licenceID string, fn func([]byte) []byte) error

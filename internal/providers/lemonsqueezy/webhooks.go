@@ -51,6 +51,7 @@ type envelope struct {
 type order struct {
 	Status         string `json:"status"`
 	Identifier     string `json:"identifier"`
+	OrderNumber    int64  `json:"order_number"`
 	CustomerID     int64  `json:"customer_id"`
 	UserEmail      string `json:"user_email"`
 	Total          int64  `json:"total"`
@@ -116,6 +117,9 @@ func (c *Client) orderCreated(ctx context.Context, id string, raw json.RawMessag
 	}
 	ev.Kind = providers.KindOrderPaid
 	ev.OrderID = id
+	// The receipt shows the store's order number, not the order's id: a
+	// buyer looking up the purchase has that.
+	ev.OrderNumber = ids(o.OrderNumber)
 	ev.CheckoutID = o.Identifier
 	ev.CustomerID = ids(o.CustomerID)
 	ev.Email = o.UserEmail

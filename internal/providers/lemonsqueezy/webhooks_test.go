@@ -71,11 +71,12 @@ func TestParse(t *testing.T) {
 		{
 			name: "one-time order",
 			body: providertest.LemonSqueezyOrderEvent(providertest.LemonSqueezyOrder{
-				OrderID: 100, Identifier: "uuid-100", CustomerID: 7, Email: "buyer@example.com", VariantID: 42, Quantity: 3, Total: 4900,
+				OrderID: 100, OrderNumber: 1001, Identifier: "uuid-100", CustomerID: 7, Email: "buyer@example.com", VariantID: 42,
+				Quantity: 3, Total: 4900,
 			}),
 			want: &providers.Event{
-				ID: "order_created:100", Type: "order_created", Kind: providers.KindOrderPaid, OrderID: "100", CheckoutID: "uuid-100",
-				CustomerID: "7", Email: "buyer@example.com", Items: []providers.Item{{ProductID: "42", Quantity: 3}},
+				ID: "order_created:100", Type: "order_created", Kind: providers.KindOrderPaid, OrderID: "100", OrderNumber: "1001",
+				CheckoutID: "uuid-100", CustomerID: "7", Email: "buyer@example.com", Items: []providers.Item{{ProductID: "42", Quantity: 3}},
 			},
 		},
 		{
@@ -84,7 +85,7 @@ func TestParse(t *testing.T) {
 				OrderID: 101, Identifier: "uuid-101", CustomerID: 7, Email: "buyer@example.com", VariantID: 50, Quantity: 1,
 			}),
 			want: &providers.Event{
-				ID: "order_created:101", Type: "order_created", Kind: providers.KindOrderPaid, OrderID: "101", CheckoutID: "uuid-101",
+				ID: "order_created:101", Type: "order_created", Kind: providers.KindOrderPaid, OrderID: "101", OrderNumber: "101", CheckoutID: "uuid-101",
 				CustomerID: "7", SubscriptionID: "9001", Email: "buyer@example.com", Items: []providers.Item{{ProductID: "50", Quantity: 1}},
 				Subscription: true, TrialEndsAt: &trialEnd,
 			},
@@ -95,7 +96,7 @@ func TestParse(t *testing.T) {
 				OrderID: 102, Identifier: "uuid-102", CustomerID: 7, Email: "buyer@example.com", VariantID: 50, Quantity: 1, Total: 900,
 			}),
 			want: &providers.Event{
-				ID: "order_created:102", Type: "order_created", Kind: providers.KindOrderPaid, OrderID: "102", CheckoutID: "uuid-102",
+				ID: "order_created:102", Type: "order_created", Kind: providers.KindOrderPaid, OrderID: "102", OrderNumber: "102", CheckoutID: "uuid-102",
 				CustomerID: "7", SubscriptionID: "9002", Email: "buyer@example.com", Items: []providers.Item{{ProductID: "50", Quantity: 1}},
 				Subscription: true,
 			},

@@ -121,6 +121,7 @@ func (c *Client) transaction(ctx context.Context, raw json.RawMessage, apiKey st
 	var t struct {
 		ID             string `json:"id"`
 		Origin         string `json:"origin"`
+		InvoiceNumber  string `json:"invoice_number"`
 		CustomerID     string `json:"customer_id"`
 		SubscriptionID string `json:"subscription_id"`
 		Items          []item `json:"items"`
@@ -133,6 +134,9 @@ func (c *Client) transaction(ctx context.Context, raw json.RawMessage, apiKey st
 	}
 	ev.Kind = providers.KindOrderPaid
 	ev.OrderID = t.ID
+	// The invoice a buyer receives carries its number, not the
+	// transaction's id.
+	ev.OrderNumber = t.InvoiceNumber
 	ev.CustomerID = t.CustomerID
 	ev.SubscriptionID = t.SubscriptionID
 	ev.Subscription = t.SubscriptionID != ""

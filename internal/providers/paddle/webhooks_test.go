@@ -60,10 +60,10 @@ func TestParse(t *testing.T) {
 		{
 			name: "one-time checkout",
 			body: providertest.PaddleTransactionEvent(providertest.PaddleTransaction{
-				EventID: "evt_paid", TransactionID: "txn_1", CustomerID: "ctm_1", Items: items,
+				EventID: "evt_paid", TransactionID: "txn_1", InvoiceNumber: "325-10566", CustomerID: "ctm_1", Items: items,
 			}, now),
 			want: &providers.Event{
-				ID: "evt_paid", Type: "transaction.completed", Kind: providers.KindOrderPaid, OrderID: "txn_1",
+				ID: "evt_paid", Type: "transaction.completed", Kind: providers.KindOrderPaid, OrderID: "txn_1", OrderNumber: "325-10566",
 				CustomerID: "ctm_1", Email: "buyer@example.com", Items: items,
 			},
 		},

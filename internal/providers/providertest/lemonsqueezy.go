@@ -120,8 +120,11 @@ func NewLemonSqueezyRequest(ctx context.Context, url, secret, event string, body
 
 // LemonSqueezyOrder describes an order_created or order_refunded event.
 type LemonSqueezyOrder struct {
-	Event          string // order_created (default) or order_refunded
-	OrderID        int
+	Event   string // order_created (default) or order_refunded
+	OrderID int
+	// OrderNumber is the store's number of the order, shown on the
+	// receipt; OrderID when not given.
+	OrderNumber    int
 	Identifier     string
 	CustomerID     int
 	Email          string
@@ -146,11 +149,14 @@ func LemonSqueezyOrderEvent(o LemonSqueezyOrder) []byte {
 	if !o.RefundedAt.IsZero() {
 		refundedAt = o.RefundedAt.UTC().Format("2006-01-02T15:04:05.000000Z")
 	}
+	if o.OrderNumber == 0 {
+		o.OrderNumber = o.OrderID
+	}
 	id := strconv.Itoa(o.OrderID)
 	return mustJSON(map[string]any{
 		"meta": map[string]any{"event_name": o.Event, "test_mode": true, "webhook_id": "6e5d5a2c-0a41-4b1e-9d6e-3f1c5b2a9d10"},
 		"data": map[string]any{"type": "orders", "id": id, "attributes": map[string]any{
-			"store_id": 1, "customer_id": o.CustomerID, "identifier": o.Identifier, "order_number": o.OrderID,
+			"store_id": 1, "customer_id": o.CustomerID, "identifier": o.Identifier, "order_number": o.OrderNumber,
 			"user_name": "Buyer", "user_email": o.Email, "currency": "EUR", "total": o.Total, "status": o.Status,
 			"refunded": o.Status == "refunded", "refunded_at": refundedAt, "refunded_amount": o.RefundedAmount,
 			"first_order_item": map[string]any{

@@ -150,8 +150,11 @@ func NewPaddleRequest(ctx context.Context, url, secret string, at time.Time, bod
 
 // PaddleTransaction describes a transaction.completed event.
 type PaddleTransaction struct {
-	EventID        string
-	TransactionID  string
+	EventID       string
+	TransactionID string
+	// InvoiceNumber is the number on the buyer's invoice, which Paddle
+	// gives a completed transaction; none when empty.
+	InvoiceNumber  string
 	Origin         string // web (default), api, subscription_recurring...
 	CustomerID     string
 	SubscriptionID string
@@ -172,6 +175,7 @@ func PaddleTransactionEvent(t PaddleTransaction, occurred time.Time) []byte {
 	}
 	return paddleEvent(t.EventID, "transaction.completed", occurred, map[string]any{
 		"id": t.TransactionID, "status": "completed", "origin": t.Origin, "customer_id": nullable(t.CustomerID),
+		"invoice_number":  nullable(t.InvoiceNumber),
 		"subscription_id": nullable(t.SubscriptionID), "currency_code": "EUR", "collection_mode": "automatic",
 		"items": items, "details": map[string]any{"totals": map[string]any{"total": "4900", "currency_code": "EUR"}},
 	})

@@ -16,7 +16,8 @@ import (
 const licenceColumns = `id, org_id, product_id, email, issued_at, expires_at, limit_kind, limit_count, major,
 	status, status_reason, status_changed_at, trial_ends_at, source, integration_id, external_ref,
 	provider_order_id, provider_subscription_id, provider_customer_id, provider_checkout_id,
-	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations, renewal_url`
+	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations, renewal_url,
+	provider_order_number, replaces, replaced_by`
 
 func licenceNotFound() error { return store.NotFound(licentia.CodeLicenceNotFound, "Licence") }
 
@@ -25,7 +26,8 @@ func scanLicence(row pgx.Row) (*licentia.Licence, error) {
 	err := row.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.Email, &l.IssuedAt, &l.ExpiresAt, &l.LimitKind, &l.LimitCount, &l.Major,
 		&l.Status, &l.StatusReason, &l.StatusChangedAt, &l.TrialEndsAt, &l.Source, &l.IntegrationID, &l.ExternalRef,
 		&l.Provider.OrderID, &l.Provider.SubscriptionID, &l.Provider.CustomerID, &l.Provider.CheckoutID,
-		&l.SubscriptionEndedAt, &l.AnonymisedAt, &l.CreatedAt, &l.UpdatedAt, &l.LiveActivations, &l.RenewalURL)
+		&l.SubscriptionEndedAt, &l.AnonymisedAt, &l.CreatedAt, &l.UpdatedAt, &l.LiveActivations, &l.RenewalURL,
+		&l.Provider.OrderNumber, &l.Replaces, &l.ReplacedBy)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, licenceNotFound()
 	}
@@ -110,7 +112,7 @@ func (r reader) LicenceByExternalRef(ctx context.Context, orgID, productID, ref 
 		return nil, fmt.Errorf("read licence by external ref: %w", licenceNotFound())
 	}
 	l, err := scanLicence(r.q.QueryRow(ctx, `SELECT `+licenceColumns+` FROM licences
-		WHERE org_id = $1 AND product_id = $2 AND external_ref = $3`, orgID, productID, ref))
+		WHERE org_id = $1 AND product_id = $2 AND external_ref = $3 AND replaced_by IS NULL`, orgID, productID, ref))
 	if err != nil {
 		return nil, fmt.Errorf("read licence by external ref: %w", err)
 	}
@@ -258,29 +260,40 @@ func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
 	if err := t.sweepShared(ctx); err != nil {
 		return err
 	}
-	rows, err := t.tx.Query(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)
-		ON CONFLICT DO NOTHING RETURNING `+licenceColumns,
-		l.ID, l.OrgID, l.ProductID, l.Email, ms(l.IssuedAt), msPtr(l.ExpiresAt), string(l.LimitKind), l.LimitCount, l.Major,
-		string(l.Status), l.StatusReason, msPtr(l.StatusChangedAt), msPtr(l.TrialEndsAt), string(l.Source), l.IntegrationID, l.ExternalRef,
-		l.Provider.OrderID, l.Provider.SubscriptionID, l.Provider.CustomerID, l.Provider.CheckoutID,
-		msPtr(l.SubscriptionEndedAt), msPtr(l.AnonymisedAt), ms(l.CreatedAt), ms(l.UpdatedAt),
-		l.LiveActivations, l.RenewalURL, strings.ToLower(l.Email))
+	stored, err := t.insertLicence(ctx, l)
 	if err != nil {
-		return fmt.Errorf("create licence: %w", err)
-	}
-	stored, err := collect(rows, scanLicence)
-	if err != nil {
-		return fmt.Errorf("create licence: %w", err)
-	}
-	if len(stored) != 1 {
-		return licentia.Errorf(licentia.CodeConflict, "The licence id or external reference is taken.")
+		return err
 	}
 	w, err := t.watermark(ctx)
 	if err != nil {
 		return err
 	}
-	return t.apply(ctx, deltas{}.add(stored[0].OrgID, store.KeyOf(&stored[0], w), 1, stored[0].LiveActivations))
+	return t.apply(ctx, deltas{}.add(stored.OrgID, store.KeyOf(stored, w), 1, stored.LiveActivations))
+}
+
+// insertLicence writes a new licence row, uncounted, and returns it as
+// stored.
+func (t *tx) insertLicence(ctx context.Context, l *licentia.Licence) (*licentia.Licence, error) {
+	rows, err := t.tx.Query(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
+			$27, $28, $29, $30)
+		ON CONFLICT DO NOTHING RETURNING `+licenceColumns,
+		l.ID, l.OrgID, l.ProductID, l.Email, ms(l.IssuedAt), msPtr(l.ExpiresAt), string(l.LimitKind), l.LimitCount, l.Major,
+		string(l.Status), l.StatusReason, msPtr(l.StatusChangedAt), msPtr(l.TrialEndsAt), string(l.Source), l.IntegrationID, l.ExternalRef,
+		l.Provider.OrderID, l.Provider.SubscriptionID, l.Provider.CustomerID, l.Provider.CheckoutID,
+		msPtr(l.SubscriptionEndedAt), msPtr(l.AnonymisedAt), ms(l.CreatedAt), ms(l.UpdatedAt),
+		l.LiveActivations, l.RenewalURL, l.Provider.OrderNumber, l.Replaces, l.ReplacedBy, strings.ToLower(l.Email))
+	if err != nil {
+		return nil, fmt.Errorf("create licence: %w", err)
+	}
+	stored, err := collect(rows, scanLicence)
+	if err != nil {
+		return nil, fmt.Errorf("create licence: %w", err)
+	}
+	if len(stored) != 1 {
+		return nil, licentia.Errorf(licentia.CodeConflict, "The licence id or external reference is taken.")
+	}
+	return &stored[0], nil
 }
 
 // UpdateLicence writes after's changeable fields and moves the licence's
@@ -297,21 +310,9 @@ func (t *tx) UpdateLicence(ctx context.Context, after *licentia.Licence) error {
 	if err != nil {
 		return fmt.Errorf("update licence: %w", err)
 	}
-	updated, err := scanLicence(t.tx.QueryRow(ctx, `UPDATE licences SET email = $1, email_search = $2, expires_at = $3,
-		status = $4, status_reason = $5, status_changed_at = $6, trial_ends_at = $7, external_ref = $8,
-		provider_order_id = $9, provider_subscription_id = $10, provider_customer_id = $11, provider_checkout_id = $12,
-		subscription_ended_at = $13, anonymised_at = $14, updated_at = $15, limit_kind = $16, limit_count = $17, major = $18
-		WHERE org_id = $19 AND id = $20 RETURNING `+licenceColumns,
-		after.Email, strings.ToLower(after.Email), msPtr(after.ExpiresAt),
-		string(after.Status), after.StatusReason, msPtr(after.StatusChangedAt), msPtr(after.TrialEndsAt), after.ExternalRef,
-		after.Provider.OrderID, after.Provider.SubscriptionID, after.Provider.CustomerID, after.Provider.CheckoutID,
-		msPtr(after.SubscriptionEndedAt), msPtr(after.AnonymisedAt), ms(after.UpdatedAt),
-		string(after.LimitKind), after.LimitCount, after.Major, after.OrgID, after.ID))
-	if isUnique(err) {
-		return licentia.Errorf(licentia.CodeConflict, "The external reference is taken.")
-	}
+	updated, err := t.writeLicence(ctx, after)
 	if err != nil {
-		return fmt.Errorf("update licence: %w", err)
+		return err
 	}
 	w, err := t.watermark(ctx)
 	if err != nil {
@@ -321,10 +322,35 @@ func (t *tx) UpdateLicence(ctx context.Context, after *licentia.Licence) error {
 	return t.apply(ctx, d.add(updated.OrgID, store.KeyOf(updated, w), 1, updated.LiveActivations))
 }
 
-// purchaseLicencesQuery finds an order's licences through the two partial
-// indexes of migration 0007, one look-up each.
+// writeLicence writes after's changeable fields, uncounted, and returns
+// the licence as stored. The caller holds its row lock.
+func (t *tx) writeLicence(ctx context.Context, after *licentia.Licence) (*licentia.Licence, error) {
+	updated, err := scanLicence(t.tx.QueryRow(ctx, `UPDATE licences SET email = $1, email_search = $2, expires_at = $3,
+		status = $4, status_reason = $5, status_changed_at = $6, trial_ends_at = $7, external_ref = $8,
+		provider_order_id = $9, provider_subscription_id = $10, provider_customer_id = $11, provider_checkout_id = $12,
+		subscription_ended_at = $13, anonymised_at = $14, updated_at = $15, limit_kind = $16, limit_count = $17, major = $18,
+		provider_order_number = $19, replaced_by = $20
+		WHERE org_id = $21 AND id = $22 RETURNING `+licenceColumns,
+		after.Email, strings.ToLower(after.Email), msPtr(after.ExpiresAt),
+		string(after.Status), after.StatusReason, msPtr(after.StatusChangedAt), msPtr(after.TrialEndsAt), after.ExternalRef,
+		after.Provider.OrderID, after.Provider.SubscriptionID, after.Provider.CustomerID, after.Provider.CheckoutID,
+		msPtr(after.SubscriptionEndedAt), msPtr(after.AnonymisedAt), ms(after.UpdatedAt),
+		string(after.LimitKind), after.LimitCount, after.Major, after.Provider.OrderNumber, after.ReplacedBy, after.OrgID, after.ID))
+	if isUnique(err) {
+		return nil, licentia.Errorf(licentia.CodeConflict, "The external reference is taken.")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("update licence: %w", err)
+	}
+	return updated, nil
+}
+
+// purchaseLicencesQuery finds an order's licences through the partial
+// indexes of migrations 0007 and 0014, one look-up each. A licence whose
+// key was reissued is left out: its replacement carries the same ids.
 const purchaseLicencesQuery = `SELECT ` + licenceColumns + ` FROM licences
-	WHERE (provider_order_id = $1 OR provider_checkout_id = $1) AND anonymised_at IS NULL
+	WHERE (provider_order_id = $1 OR provider_checkout_id = $1 OR provider_order_number = $1)
+	AND anonymised_at IS NULL AND replaced_by IS NULL
 	ORDER BY issued_at, id`
 
 func (r reader) PurchaseLicences(ctx context.Context, orderID string) ([]licentia.Licence, error) {

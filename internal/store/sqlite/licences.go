@@ -15,7 +15,8 @@ import (
 const licenceColumns = `id, org_id, product_id, email, issued_at, expires_at, limit_kind, limit_count, major,
 	status, status_reason, status_changed_at, trial_ends_at, source, integration_id, external_ref,
 	provider_order_id, provider_subscription_id, provider_customer_id, provider_checkout_id,
-	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations, renewal_url`
+	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations, renewal_url,
+	provider_order_number, replaces, replaced_by`
 
 // scanLicence scans nullable columns into sql.Null and named string types
 // into strings: database/sql fills a **string or a *licentia.Status
@@ -29,11 +30,13 @@ func scanLicence(row interface{ Scan(...any) error }) (*licentia.Licence, error)
 		expires, changed, trial, subEnded, anonymised sql.Null[int64]
 		reason, integration, ref, renewal             sql.Null[string]
 		order, subscription, customer, checkout       sql.Null[string]
+		orderNumber, replaces, replacedBy             sql.Null[string]
 	}
 	err := row.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.Email, &c.issued, &c.expires, &c.limitKind, &l.LimitCount, &l.Major,
 		&c.status, &c.reason, &c.changed, &c.trial, &c.source, &c.integration, &c.ref,
 		&c.order, &c.subscription, &c.customer, &c.checkout,
-		&c.subEnded, &c.anonymised, &c.created, &c.updated, &l.LiveActivations, &c.renewal)
+		&c.subEnded, &c.anonymised, &c.created, &c.updated, &l.LiveActivations, &c.renewal,
+		&c.orderNumber, &c.replaces, &c.replacedBy)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, store.NotFound(licentia.CodeLicenceNotFound, "Licence")
@@ -42,7 +45,9 @@ func scanLicence(row interface{ Scan(...any) error }) (*licentia.Licence, error)
 	}
 	l.LimitKind, l.Status, l.Source = licentia.LimitKind(c.limitKind), licentia.Status(c.status), licentia.Source(c.source)
 	l.StatusReason, l.IntegrationID, l.ExternalRef, l.RenewalURL = ptr(c.reason), ptr(c.integration), ptr(c.ref), ptr(c.renewal)
-	l.Provider = licentia.ProviderRefs{OrderID: ptr(c.order), SubscriptionID: ptr(c.subscription), CustomerID: ptr(c.customer), CheckoutID: ptr(c.checkout)}
+	l.Provider = licentia.ProviderRefs{OrderID: ptr(c.order), SubscriptionID: ptr(c.subscription), CustomerID: ptr(c.customer),
+		CheckoutID: ptr(c.checkout), OrderNumber: ptr(c.orderNumber)}
+	l.Replaces, l.ReplacedBy = ptr(c.replaces), ptr(c.replacedBy)
 	l.IssuedAt, l.CreatedAt, l.UpdatedAt = store.FromMillis(c.issued), store.FromMillis(c.created), store.FromMillis(c.updated)
 	l.ExpiresAt, l.StatusChangedAt, l.TrialEndsAt = instant(c.expires), instant(c.changed), instant(c.trial)
 	l.SubscriptionEndedAt, l.AnonymisedAt = instant(c.subEnded), instant(c.anonymised)
@@ -120,7 +125,7 @@ func (r reader) LicenceIDTaken(ctx context.Context, id string) (bool, error) {
 
 func (r reader) LicenceByExternalRef(ctx context.Context, orgID, productID, ref string) (*licentia.Licence, error) {
 	l, err := scanLicence(r.q.QueryRowContext(ctx, `SELECT `+licenceColumns+` FROM licences
-		WHERE org_id = ? AND product_id = ? AND external_ref = ?`, orgID, productID, ref))
+		WHERE org_id = ? AND product_id = ? AND external_ref = ? AND replaced_by IS NULL`, orgID, productID, ref))
 	if err != nil {
 		return nil, fmt.Errorf("read licence by external ref: %w", err)
 	}
@@ -199,12 +204,12 @@ func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licen
 // counts.
 func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
 	stored, err := scanLicence(t.tx.QueryRowContext(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+licenceColumns,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+licenceColumns,
 		l.ID, l.OrgID, l.ProductID, l.Email, store.Millis(l.IssuedAt), store.MillisPtr(l.ExpiresAt), l.LimitKind, l.LimitCount, l.Major,
 		l.Status, l.StatusReason, store.MillisPtr(l.StatusChangedAt), store.MillisPtr(l.TrialEndsAt), l.Source, l.IntegrationID, l.ExternalRef,
 		l.Provider.OrderID, l.Provider.SubscriptionID, l.Provider.CustomerID, l.Provider.CheckoutID,
 		store.MillisPtr(l.SubscriptionEndedAt), store.MillisPtr(l.AnonymisedAt), store.Millis(l.CreatedAt), store.Millis(l.UpdatedAt),
-		l.LiveActivations, l.RenewalURL, strings.ToLower(l.Email)))
+		l.LiveActivations, l.RenewalURL, l.Provider.OrderNumber, l.Replaces, l.ReplacedBy, strings.ToLower(l.Email)))
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "The licence id or external reference is taken.")
 	}
@@ -232,13 +237,14 @@ func (t *tx) UpdateLicence(ctx context.Context, after *licentia.Licence) error {
 	updated, err := scanLicence(t.tx.QueryRowContext(ctx, `UPDATE licences SET email = ?, email_search = ?, expires_at = ?, status = ?,
 		status_reason = ?, status_changed_at = ?, trial_ends_at = ?, external_ref = ?,
 		provider_order_id = ?, provider_subscription_id = ?, provider_customer_id = ?, provider_checkout_id = ?,
-		subscription_ended_at = ?, anonymised_at = ?, updated_at = ?, limit_kind = ?, limit_count = ?, major = ?
+		subscription_ended_at = ?, anonymised_at = ?, updated_at = ?, limit_kind = ?, limit_count = ?, major = ?,
+		provider_order_number = ?, replaced_by = ?
 		WHERE org_id = ? AND id = ? RETURNING `+licenceColumns,
 		after.Email, strings.ToLower(after.Email), store.MillisPtr(after.ExpiresAt), after.Status,
 		after.StatusReason, store.MillisPtr(after.StatusChangedAt), store.MillisPtr(after.TrialEndsAt), after.ExternalRef,
 		after.Provider.OrderID, after.Provider.SubscriptionID, after.Provider.CustomerID, after.Provider.CheckoutID,
 		store.MillisPtr(after.SubscriptionEndedAt), store.MillisPtr(after.AnonymisedAt), store.Millis(after.UpdatedAt),
-		after.LimitKind, after.LimitCount, after.Major, after.OrgID, after.ID))
+		after.LimitKind, after.LimitCount, after.Major, after.Provider.OrderNumber, after.ReplacedBy, after.OrgID, after.ID))
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "The external reference is taken.")
 	}
@@ -286,14 +292,16 @@ func (r reader) LicenceByID(ctx context.Context, id string) (*licentia.Licence, 
 	return l, nil
 }
 
-// purchaseLicencesQuery finds an order's licences through the two partial
-// indexes of migration 0007, one look-up each.
+// purchaseLicencesQuery finds an order's licences through the partial
+// indexes of migrations 0007 and 0014, one look-up each. A licence whose
+// key was reissued is left out: its replacement carries the same ids.
 const purchaseLicencesQuery = `SELECT ` + licenceColumns + ` FROM licences
-	WHERE (provider_order_id = ? OR provider_checkout_id = ?) AND anonymised_at IS NULL
+	WHERE (provider_order_id = ?1 OR provider_checkout_id = ?1 OR provider_order_number = ?1)
+	AND anonymised_at IS NULL AND replaced_by IS NULL
 	ORDER BY issued_at, id`
 
 func (r reader) PurchaseLicences(ctx context.Context, orderID string) ([]licentia.Licence, error) {
-	ls, err := r.queryLicences(ctx, purchaseLicencesQuery, orderID, orderID)
+	ls, err := r.queryLicences(ctx, purchaseLicencesQuery, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("read purchase licences: %w", err)
 	}

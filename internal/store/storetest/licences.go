@@ -118,7 +118,9 @@ func testLicences(t *testing.T, s store.Store) {
 	full.LimitKind, full.LimitCount, full.Major = licentia.LimitSeats, licentia.MaxLimitCount, 65535
 	full.StatusReason, full.StatusChangedAt = ptr("a reason"), ptr(at.Add(time.Minute))
 	full.Source, full.IntegrationID, full.ExternalRef = licentia.SourceProvider, ptr(licentia.NewID()), ptr(" Order #1 ")
-	full.Provider = licentia.ProviderRefs{OrderID: ptr("ord_1"), SubscriptionID: ptr("sub_1"), CustomerID: ptr("cus_1"), CheckoutID: ptr("cs_1")}
+	full.Provider = licentia.ProviderRefs{OrderID: ptr("ord_1"), SubscriptionID: ptr("sub_1"), CustomerID: ptr("cus_1"),
+		CheckoutID: ptr("cs_1"), OrderNumber: ptr("325-10566")}
+	full.Replaces = ptr(licentia.NewID())
 	full.SubscriptionEndedAt, full.AnonymisedAt = ptr(at.Add(time.Hour)), ptr(at.Add(2*time.Hour))
 	full.RenewalURL = ptr("https://example.com/renew?plan=pro&ü=1")
 	full.CreatedAt, full.UpdatedAt = at.Add(time.Second), at.Add(2*time.Second)

@@ -17,9 +17,9 @@ func providerLicence(orgID, productID, email string, issued time.Time, refs lice
 	return l
 }
 
-// testPurchaseLicences finds an order's licences by order id or checkout
-// id, in every organization, oldest first, never an anonymised one, and
-// matches the id exactly.
+// testPurchaseLicences finds an order's licences by order id, checkout id
+// or order number, in every organization, oldest first, never an anonymised
+// one nor one whose key was reissued, and matches the id exactly.
 func testPurchaseLicences(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	a, pa := licenceSetup(t, s, "acme")
@@ -36,7 +36,16 @@ func testPurchaseLicences(t *testing.T, s store.Store) {
 	otherOrder := providerLicence(a.ID, pa.ID, "buyer@example.com", base, licentia.ProviderRefs{OrderID: ptr("pi_2"), CheckoutID: ptr("cs_2")})
 	ref := newLicence(a.ID, pa.ID, "buyer@example.com", base)
 	ref.ExternalRef = ptr("pi_1")
-	createLicences(t, s, later, first, sameA, sameB, byCheckout, anonymised, otherOrder, ref)
+	// Paddle's invoice number and Lemon Squeezy's order number stand
+	// beside the order id; a number equal to another order's id finds both.
+	numbered := providerLicence(b.ID, pb.ID, "buyer@example.com", base.Add(time.Minute),
+		licentia.ProviderRefs{OrderID: ptr("txn_01h"), OrderNumber: ptr("325-10566")})
+	numberedAsID := providerLicence(a.ID, pa.ID, "buyer@example.com", base.Add(3*time.Hour),
+		licentia.ProviderRefs{OrderID: ptr("7001"), OrderNumber: ptr("pi_2")})
+	// A reissued key: the old licence is replaced, the new one shows.
+	replaced := providerLicence(a.ID, pa.ID, "buyer@example.com", base.Add(4*time.Hour), licentia.ProviderRefs{OrderID: ptr("pi_2")})
+	replaced.Status, replaced.ReplacedBy = licentia.StatusRevoked, ptr(licentia.NewID())
+	createLicences(t, s, later, first, sameA, sameB, byCheckout, anonymised, otherOrder, ref, numbered, numberedAsID, replaced)
 	gone := updateLicence(t, s, a.ID, anonymised.ID, func(l *licentia.Licence) {
 		l.Email, l.AnonymisedAt = l.ID+"@"+licentia.AnonymisedDomain, ptr(base.Add(3*time.Hour))
 	})
@@ -54,8 +63,12 @@ func testPurchaseLicences(t *testing.T, s store.Store) {
 	}{
 		{"pi_1", []*licentia.Licence{byCheckout, first, mid[0], mid[1], later}},
 		{"cs_1", []*licentia.Licence{first, later}},
-		{"pi_2", []*licentia.Licence{otherOrder}},
+		{"pi_2", []*licentia.Licence{otherOrder, numberedAsID}},
 		{"cs_2", []*licentia.Licence{otherOrder}},
+		{"325-10566", []*licentia.Licence{numbered}},
+		{"txn_01h", []*licentia.Licence{numbered}},
+		{"7001", []*licentia.Licence{numberedAsID}},
+		{"325-1056", nil},
 		{"PI_1", nil},
 		{"pi_", nil},
 		{"pi_3", nil},

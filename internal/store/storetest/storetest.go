@@ -75,6 +75,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LicencePlanRace", testLicencePlanRace},
 		{"Activations", testActivations},
 		{"AnonymiseActivations", testAnonymiseActivations},
+		{"ReplaceLicence", testReplaceLicence},
 		{"Events", testEvents},
 		{"LicenceAudit", testLicenceAudit},
 		{"AuditPage", testAuditPage},
