@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/licentia/licentia/internal/activation"
@@ -11,6 +12,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/console"
+	"github.com/licentia/licentia/internal/courier"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/oauth"
@@ -53,7 +55,8 @@ func JobSteps(st store.Store, clk clock.Clock) map[string]func(context.Context) 
 	cat := signing.NewCatalogue(st, clk, log)
 	act := activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: 24 * time.Hour, Logger: log})
 	out := map[string]func(context.Context) error{}
-	for _, j := range jobs(st, svc, act, cat, worker, cons, authz, clk) {
+	mailer := courier.New(courier.Options{Store: st, Clock: clk, Keys: keys, Sender: mail.NewOutbox(os.DevNull, ""), Logger: log})
+	for _, j := range jobs(st, svc, act, cat, worker, mailer, cons, authz, clk) {
 		out[j.name] = j.step
 	}
 	return out
