@@ -88,6 +88,9 @@ const (
 	AuditLicenceTrialConverted = "licence.trial_converted"
 	// AuditLicenceUpdated records a change of limit, expiry or major.
 	AuditLicenceUpdated = "licence.updated"
+	// AuditLicenceKeyMailed records a key mail queued for the licence; it
+	// never holds the address.
+	AuditLicenceKeyMailed = "licence.key_mailed"
 
 	AuditActivationCreated     = "activation.created"
 	AuditActivationDeactivated = "activation.deactivated"
@@ -107,4 +110,8 @@ const (
 	AuditIntegrationWebhookSecretSet = "integration.webhook_secret_set"
 	AuditMappingSaved                = "mapping.saved"
 	AuditMappingDeleted              = "mapping.deleted"
+
+	// AuditBrandingUpdated records a change of what customers see of the
+	// organization.
+	AuditBrandingUpdated = "organization.branding_updated"
 )

@@ -74,3 +74,13 @@ func CheckAccent(s string) string {
 	}
 	return ""
 }
+
+// CanSetBranding decides whether a member with role caller may change the
+// organization's branding: owners and admins may, others get 403
+// insufficient_role. No API key may: branding is not a scope.
+func CanSetBranding(caller Role) error {
+	if caller == RoleOwner || caller == RoleAdmin {
+		return nil
+	}
+	return insufficientRole(caller, "The %s role cannot change what customers see of the organization.", caller)
+}

@@ -70,6 +70,8 @@ var tools = []*tool{
 		in: admin.ChangeStatus{}, effect: destructive, idempotent: true},
 	{name: "reinstate_licence", title: "Reinstate a licence", method: "POST", path: "/v1/admin/licences/{id}/reinstate", args: byID,
 		in: admin.ChangeStatus{}, effect: adds, idempotent: true},
+	{name: "send_licence_key", title: "Mail a licence's key to its customer", method: "POST", path: "/v1/admin/licences/{id}/send-key",
+		args: byID, in: admin.SendKeyRequest{}, effect: adds, mails: true},
 	{name: "deactivate_activation", title: "Free a machine's seat", method: "POST", path: "/v1/admin/activations/{id}/deactivate", args: byID,
 		effect: destructive, idempotent: true},
 
