@@ -79,8 +79,12 @@ func CheckAccent(s string) string {
 // organization's branding: owners and admins may, others get 403
 // insufficient_role. No API key may: branding is not a scope.
 func CanSetBranding(caller Role) error {
-	if caller == RoleOwner || caller == RoleAdmin {
+	if caller.CanChangeBranding() {
 		return nil
 	}
 	return insufficientRole(caller, "The %s role cannot change what customers see of the organization.", caller)
 }
+
+// CanChangeBranding reports whether r may change the branding: admin and
+// owner.
+func (r Role) CanChangeBranding() bool { return r.AtLeast(RoleAdmin) }
