@@ -9,10 +9,12 @@ import (
 
 	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/console"
 	"github.com/licentia/licentia/internal/courier"
+	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/oauth"
@@ -54,9 +56,10 @@ func JobSteps(st store.Store, clk clock.Clock) map[string]func(context.Context) 
 	authz := oauth.New(oauth.Options{Store: st, Clock: clk, Logger: log})
 	cat := signing.NewCatalogue(st, clk, log)
 	act := activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: 24 * time.Hour, Logger: log})
+	api := httpapi.New(httpapi.Options{Store: st, Admin: svc, Activation: act, Auth: auth.NewAuthenticator(st, clk), Clock: clk, Logger: log})
 	out := map[string]func(context.Context) error{}
 	mailer := courier.New(courier.Options{Store: st, Clock: clk, Keys: keys, Sender: mail.NewOutbox(os.DevNull, ""), Logger: log})
-	for _, j := range jobs(st, svc, act, cat, worker, mailer, cons, authz, clk) {
+	for _, j := range jobs(st, svc, act, cat, worker, mailer, cons, authz, api, clk) {
 		out[j.name] = j.step
 	}
 	return out

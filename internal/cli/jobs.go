@@ -13,6 +13,7 @@ import (
 	"github.com/licentia/licentia/internal/console"
 	"github.com/licentia/licentia/internal/courier"
 	"github.com/licentia/licentia/internal/events"
+	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/oauth"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
@@ -28,7 +29,7 @@ type job struct {
 }
 
 func jobs(st store.Store, svc *admin.Service, act *activation.Service, cat *signing.Catalogue, worker *webhooks.Worker,
-	mailer *courier.Worker, cons *console.Server, authz *oauth.Service, clk clock.Clock) []job {
+	mailer *courier.Worker, cons *console.Server, authz *oauth.Service, api *httpapi.Server, clk clock.Clock) []job {
 	return []job{
 		{"catalogue", signing.RefreshInterval, cat.Refresh},
 		{"licence sweep", time.Minute, func(ctx context.Context) error {
@@ -69,6 +70,9 @@ func jobs(st store.Store, svc *admin.Service, act *activation.Service, cat *sign
 			_, err := deleteExpiredIdempotencyKeys(ctx, st, clk.Now().UTC())
 			return err
 		}},
+		// Claims the database failed to settle as their requests ended;
+		// the step itself waits 1 to 8 seconds between tries of a claim.
+		{"idempotency key settling", time.Second, api.SettleIdempotencyKeys},
 	}
 }
 

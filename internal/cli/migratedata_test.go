@@ -1,9 +1,12 @@
 package cli_test
 
 import (
+	"context"
 	"database/sql"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,14 +18,15 @@ import (
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/postgres"
+	"github.com/licentia/licentia/internal/store/sqlite"
 	"github.com/licentia/licentia/internal/store/storetest"
 )
 
 // TestMigrateData moves a database that a running service has filled
 // (licences issued and machines activated through the API, a revocation,
 // API keys, a console link, an assistant's grant) from SQLite to
-// PostgreSQL while the service runs, then serves the copy: the same API
-// key, licence keys and machines work, new writes succeed, and every
+// PostgreSQL once the service has stopped, then serves the copy: the same
+// API key, licence keys and machines work, new writes succeed, and every
 // table holds what the SQLite database held.
 func TestMigrateData(t *testing.T) {
 	src := newHarness(t)
@@ -30,7 +34,7 @@ func TestMigrateData(t *testing.T) {
 	// Deliveries go to a closed port: they wait, queued, in the database.
 	src.vars["LICENTIA_WEBHOOK_RESOLVE"] = "hooks.example.com:443:127.0.0.1:9"
 	src.vars["LICENTIA_BASE_URL"] = "https://licentia.example.org"
-	_, base := src.serve(t, io.Discard)
+	base, stopServe := src.serveStoppable(t)
 	src.org(t, "acme", "business")
 	key := src.ok(t, "apikey", "create", "--org", "acme",
 		"--scopes", "products:read,products:write,licences:read,licences:write,webhooks:write")["key"].(string)
@@ -59,6 +63,7 @@ func TestMigrateData(t *testing.T) {
 		t.Fatalf("revoke = %d %v", status, answer)
 	}
 
+	stopServe()
 	to := storetest.PostgresURL(t)
 	from := src.vars["LICENTIA_DATABASE_URL"]
 	r := src.run(t, "migrate-data", "--from", from, "--to", to)
@@ -184,11 +189,12 @@ func allLicences(t *testing.T, st store.Store) []store.CheckedLicence {
 }
 
 // TestMigrateDataRefused: nothing is written to PostgreSQL when the move
-// cannot be made whole.
+// cannot be made whole. While serve runs on the database, the move is
+// refused, naming it; once serve has stopped, the move is made.
 func TestMigrateDataRefused(t *testing.T) {
 	src := newHarness(t)
 	src.useMasterKey(t, 4)
-	_, base := src.serve(t, io.Discard)
+	base, stopServe := src.serveStoppable(t)
 	src.org(t, "acme", "business")
 	key := src.ok(t, "apikey", "create", "--org", "acme", "--scopes", "products:write,licences:write")["key"].(string)
 	createHTTP(t, base, key, "desk", "DESK")
@@ -231,14 +237,20 @@ func TestMigrateDataRefused(t *testing.T) {
 		}
 	})
 
-	// Four moves into one database at once: one copies, the others wait for
-	// its tables' locks, then find its rows and write nothing.
+	// Four moves into one database at once, each of its own copy of the
+	// database: one copies, the others wait for its tables' locks, then
+	// find its rows and write nothing.
 	t.Run("at once", func(t *testing.T) {
 		to := storetest.PostgresURL(t)
 		results := make([]result, 4)
+		copies := make([]string, len(results))
+		for i := range copies {
+			copies[i] = filepath.Join(t.TempDir(), "copy.db")
+			src.ok(t, "backup", "--to", copies[i])
+		}
 		var wg sync.WaitGroup
 		for i := range results {
-			wg.Go(func() { results[i] = src.run(t, "migrate-data", "--from", from, "--to", to) })
+			wg.Go(func() { results[i] = src.run(t, "migrate-data", "--from", "sqlite:"+copies[i], "--to", to) })
 		}
 		wg.Wait()
 		copied := 0
@@ -279,6 +291,56 @@ func TestMigrateDataRefused(t *testing.T) {
 			t.Errorf("PostgreSQL holds %d licences after the refusal, want none", n)
 		}
 	})
+
+	// Writes serve acknowledged after the copy began would be lost: the
+	// move is refused before anything is written, naming the process.
+	to := storetest.PostgresURL(t)
+	e := src.fail(t, licentia.CodeDatabaseInUse, "migrate-data", "--from", from, "--to", to)
+	msg, _ := e["message"].(string)
+	if !strings.Contains(msg, fmt.Sprintf("serve (pid %d)", os.Getpid())) || !strings.Contains(msg, "Stop it") {
+		t.Errorf("migrate-data while serve runs: %q, want serve and its pid named, and to stop it", msg)
+	}
+	if n := postgresCount(t, to, `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()`); n != 0 {
+		t.Errorf("PostgreSQL holds %d tables after the refusal, want none", n)
+	}
+	stopServe()
+	if r := src.run(t, "migrate-data", "--from", from, "--to", to); r.code != 0 {
+		t.Errorf("migrate-data once serve stopped: exit %d, stderr %s", r.code, r.stderr)
+	}
+	if n := postgresCount(t, to, `SELECT count(*) FROM licences`); n != 1 {
+		t.Errorf("PostgreSQL holds %d licences after the move, want 1", n)
+	}
+}
+
+// serveStoppable starts the service as serve does and returns its base URL
+// and a function that stops it as SIGTERM does, letting go of the
+// database; the test's end stops it too.
+func (h *harness) serveStoppable(t *testing.T) (base string, stop func()) {
+	t.Helper()
+	app := h.newApp(t, io.Discard)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+	stop = sync.OnceFunc(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run() error = %v", err)
+		}
+		if err := app.Close(); err != nil {
+			t.Errorf("Close() error = %v", err)
+		}
+	})
+	t.Cleanup(stop)
+	base = "http://" + app.Addr()
+	poll(t, "the service answers /healthz", func() bool {
+		resp, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return base, stop
 }
 
 // postgresCount runs a count query on the PostgreSQL database at url.
@@ -294,4 +356,23 @@ func postgresCount(t *testing.T, url, query string) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestServeRefusedWhileMoving: serve does not start on a database that
+// migrate-data is moving, and names it.
+func TestServeRefusedWhileMoving(t *testing.T) {
+	h := newHarness(t)
+	h.ok(t, "migrate")
+	lock, err := sqlite.LockExclusive(filepath.Join(h.dir, "licentia.db"), "migrate-data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	// Should serve start all the same, it fails to listen rather than
+	// serving until the test times out.
+	h.vars["LICENTIA_LISTEN"] = "127.0.0.1:notaport"
+	e := h.fail(t, licentia.CodeDatabaseInUse, "serve")
+	if msg, _ := e["message"].(string); !strings.Contains(msg, fmt.Sprintf("migrate-data (pid %d)", os.Getpid())) {
+		t.Errorf("serve while migrate-data runs: %q, want migrate-data and its pid named", msg)
+	}
 }

@@ -33,6 +33,7 @@ type App struct {
 	cfg      config.Config
 	log      *slog.Logger
 	store    store.Store
+	release  func() error // lets go of the database's lock file (holdDatabase)
 	listener net.Listener
 	http     *http.Server
 	// debug and metrics are the profiler's and the metrics' servers, nil
@@ -64,6 +65,11 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
+	release, err := holdDatabase(cfg)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, release)
 	st, err := openStore(ctx, cfg, log)
 	if err != nil {
 		return nil, err
@@ -90,8 +96,8 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: log, store: st, listener: ln, debug: debug, metrics: metricsSrv, mail: ops.mail,
-		jobs: jobs(st, ops.admin, ops.activation, ops.cat, ops.worker, ops.mailer, doors.console, doors.oauth, ops.clock),
+	a := &App{cfg: cfg, log: log, store: st, release: release, listener: ln, debug: debug, metrics: metricsSrv, mail: ops.mail,
+		jobs: jobs(st, ops.admin, ops.activation, ops.cat, ops.worker, ops.mailer, doors.console, doors.oauth, doors.api, ops.clock),
 		http: newHTTPServer(doors.handler(), log)}
 	log.Info("licentia listening", "addr", ln.Addr().String(), "build", build.Read(), "config", cfg.Redacted())
 	return a, nil
@@ -188,7 +194,8 @@ func (a *App) Run(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the listener, when Run has not, and the storage.
+// Close releases the listener, when Run has not, the storage and its lock
+// file.
 func (a *App) Close() error {
 	err := a.listener.Close()
 	if errors.Is(err, net.ErrClosed) {
@@ -199,7 +206,7 @@ func (a *App) Close() error {
 			err = errors.Join(err, d.close())
 		}
 	}
-	return errors.Join(err, a.store.Close())
+	return errors.Join(err, a.store.Close(), a.release())
 }
 
 // serveGCPercent is the garbage collector's target when GOGC is unset.

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -8,8 +9,27 @@ import (
 	"strings"
 
 	"github.com/licentia/licentia/internal/licentia"
-	"github.com/licentia/licentia/internal/oauth"
 )
+
+// Authorizer is the authorization server's part in the consent page the
+// console serves: it checks authorization requests and makes grants. cli
+// hands it over, so that the console imports no other front door.
+type Authorizer interface {
+	CheckAuthorization(ctx context.Context, q url.Values) (*licentia.AuthorizationRequest, error)
+	// Approve makes the grant and returns where the member is sent back
+	// to, with the code.
+	Approve(ctx context.Context, req *licentia.AuthorizationRequest, orgID, memberID string) (string, error)
+	// Deny returns where the member is sent back to, with access_denied.
+	Deny(req *licentia.AuthorizationRequest) string
+}
+
+// authorizationRefusal is an error of the Authorizer refusing a request.
+type authorizationRefusal interface {
+	error
+	// Refusal is where the refusal goes back to the client, or "" when the
+	// client cannot be trusted with it and it is shown instead, and why.
+	Refusal() (redirectTo, description string)
+}
 
 // consentPage is what the consent page shows: the client, by the name it
 // registered and the host it is sent back to, and the organization and
@@ -45,7 +65,7 @@ func (s *Server) authorizePage(w http.ResponseWriter, r *http.Request) error {
 	return s.showConsent(w, r, v, req)
 }
 
-func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, v *visit, req *oauth.AuthorizationRequest) error {
+func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, v *visit, req *licentia.AuthorizationRequest) error {
 	i := slices.IndexFunc(v.Orgs, func(m licentia.Membership) bool { return m.OrgID == v.orgID() })
 	orgs := append([]licentia.Membership{v.Orgs[i]}, slices.Delete(slices.Clone(v.Orgs), i, i+1)...)
 	w.Header().Set("Content-Security-Policy",
@@ -105,13 +125,14 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) error {
 // refused: back to the client when it may be trusted with the refusal,
 // otherwise on the error page.
 func (s *Server) authorizationRefused(w http.ResponseWriter, r *http.Request, err error) error {
-	e, ok := errors.AsType[*oauth.Error](err)
+	e, ok := errors.AsType[authorizationRefusal](err)
 	if !ok {
 		return err
 	}
-	if e.RedirectTo != "" {
-		http.Redirect(w, r, e.RedirectTo, http.StatusSeeOther)
+	to, why := e.Refusal()
+	if to != "" {
+		http.Redirect(w, r, to, http.StatusSeeOther)
 		return nil
 	}
-	return licentia.Errorf(licentia.CodeValidationFailed, "This authorization request cannot be used: %s", e.Description)
+	return licentia.Errorf(licentia.CodeValidationFailed, "This authorization request cannot be used: %s", why)
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/metrics"
-	"github.com/licentia/licentia/internal/oauth"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/store"
@@ -43,7 +42,7 @@ type Options struct {
 	Activation *activation.Service
 	// OAuth, when set, is the authorization server whose authorize
 	// endpoint and consent page the console serves at /oauth/authorize.
-	OAuth *oauth.Service
+	OAuth Authorizer
 	Clock clock.Clock
 	// Limiter counts failed sign-ins and the customer page's lookups, the
 	// latter in the API's lookup limit, with the same subject.
@@ -67,7 +66,7 @@ type Server struct {
 	admin     *admin.Service
 	purchases *purchase.Service
 	act       *activation.Service
-	oauth     *oauth.Service
+	oauth     Authorizer
 	clock     clock.Clock
 	limiter   ratelimit.Limiter
 	metrics   *metrics.Metrics

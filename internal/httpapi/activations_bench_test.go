@@ -22,10 +22,6 @@ func (allowAll) Allow(_ context.Context, rule ratelimit.Rule, _ string) (ratelim
 	return ratelimit.Result{Allowed: true, Limit: rule.Limit, Remaining: rule.Limit, Reset: rule.Window}, nil
 }
 
-func (a allowAll) Peek(ctx context.Context, rule ratelimit.Rule, key string) (ratelimit.Result, error) {
-	return a.Allow(ctx, rule, key)
-}
-
 func (allowAll) Release(context.Context, ratelimit.Rule, string, ratelimit.Result) error { return nil }
 
 // newBenchEnv is an env (SQLite on a file, as served) with desk-app in the

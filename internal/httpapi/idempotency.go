@@ -75,6 +75,10 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, h handlerFun
 	want := &store.IdempotencyKey{Subject: callerOf(r).RateSubject(), Key: values[0],
 		RequestHash: requestHash(r, raw), Token: token, CreatedAt: now,
 		ExpiresAt: now.Add(idempotencyWindow), LeaseUntil: now.Add(s.claimLease())}
+	// A claim of this key that this server could not settle when its
+	// request ended is settled first, so that the retry it was waiting
+	// for is not refused.
+	s.settleNow(r.Context(), want.Subject, want.Key)
 	var held *store.IdempotencyKey
 	var claimed bool
 	err = s.store.InTx(r.Context(), func(tx store.Tx) error {
@@ -119,12 +123,9 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, h handlerFun
 // settle stores the answer rec recorded for the claim k, or releases k
 // when the answer is one a retry should not get: a server error (nil rec:
 // a panic), or 429. A released key that was used stays used: its change
-// committed, and a retry must not make it again.
+// committed, and a retry must not make it again. When the database fails
+// meanwhile, the claim is kept to be settled again (see unsettled).
 func (s *Server) settle(r *http.Request, k *store.IdempotencyKey, rec *recorder) {
-	// The request's own deadline may have passed; its claim must still
-	// be settled.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.timeout)
-	defer cancel()
 	var a *store.IdempotentAnswer
 	if rec != nil {
 		status := rec.status
@@ -135,7 +136,23 @@ func (s *Server) settle(r *http.Request, k *store.IdempotencyKey, rec *recorder)
 			a = &store.IdempotentAnswer{Status: status, Headers: recordedHeaders(rec.Header()), Body: rec.body}
 		}
 	}
-	err := s.store.InTx(ctx, func(tx store.Tx) error {
+	// The request's own deadline may have passed; its claim must still
+	// be settled.
+	err := s.writeSettlement(context.WithoutCancel(r.Context()), k, a)
+	if err == nil {
+		return
+	}
+	kept := s.unsettled.add(k, a, s.clock.Now())
+	s.log.ErrorContext(r.Context(), "idempotency key not settled", "request_id", requestID(r.Context()),
+		"error", err.Error(), "retried", kept)
+}
+
+// writeSettlement stores the answer a of the claim k, or releases k when a
+// is nil, within the database timeout.
+func (s *Server) writeSettlement(ctx context.Context, k *store.IdempotencyKey, a *store.IdempotentAnswer) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	return s.store.InTx(ctx, func(tx store.Tx) error {
 		var err error
 		if a != nil {
 			_, err = tx.AnswerIdempotencyKey(ctx, k.Subject, k.Key, k.Token, *a)
@@ -144,11 +161,6 @@ func (s *Server) settle(r *http.Request, k *store.IdempotencyKey, rec *recorder)
 		}
 		return err
 	})
-	if err != nil {
-		// The key stays claimed: retries answer 409 until its lease passes
-		// or, when its change committed, until it expires.
-		s.log.ErrorContext(r.Context(), "idempotency key not settled", "request_id", requestID(r.Context()), "error", err.Error())
-	}
 }
 
 // replay answers a request whose key is held: the first answer when the

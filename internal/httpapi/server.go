@@ -79,6 +79,8 @@ type Server struct {
 	observed   web.Observed
 	// scopes holds each administration route's scope by pattern.
 	scopes map[string]licentia.Scope
+	// unsettled holds the Idempotency-Key claims to settle again.
+	unsettled unsettled
 }
 
 // New returns a Server with every route registered.

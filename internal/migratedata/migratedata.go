@@ -55,10 +55,15 @@ const progressEvery = 4096
 // PostgreSQL database at postgresURL, which must hold no data: no row in
 // any table but the settings, whose master key fingerprint, if any, must
 // be the SQLite database's. Settings are carried over those the target
-// has. The SQLite database is read in one transaction, so a service
-// writing to it meanwhile changes nothing of the copy (and its later
-// writes are not in it). The PostgreSQL tables are locked against writes
-// from the emptiness check to the commit.
+// has. The PostgreSQL tables are locked against writes from the emptiness
+// check to the commit.
+//
+// A write to the source after the copy began would be in neither database
+// once the service moves, so none may happen: Copy refuses
+// (database_in_use) while a serve holds the source's lock file, holds
+// SQLite's write lock on the source for the whole copy, and refuses
+// should the source's WAL have changed all the same, before PostgreSQL
+// commits.
 func Copy(ctx context.Context, sqlitePath, postgresURL string, opts Options) (*Result, error) {
 	// Opening the store would create a missing database.
 	if st, err := os.Stat(sqlitePath); err != nil {
@@ -66,6 +71,16 @@ func Copy(ctx context.Context, sqlitePath, postgresURL string, opts Options) (*R
 	} else if st.Size() == 0 {
 		return nil, fmt.Errorf("source: %s is empty", sqlitePath)
 	}
+	lock, err := sqlite.LockExclusive(sqlitePath, "migrate-data")
+	if inUse, ok := errors.AsType[*sqlite.InUseError](err); ok {
+		return nil, licentia.Errorf(licentia.CodeDatabaseInUse, "The SQLite database %s is in use by %s. Stop it, then run "+
+			"migrate-data again: what it writes during the copy would be lost with the move. No data was written to PostgreSQL.",
+			sqlitePath, inUse.Who())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	defer lock.Close()
 	// Opening each store applies this binary's pending migrations.
 	if err := migrateBoth(ctx, sqlitePath, postgresURL); err != nil {
 		return nil, err
@@ -80,11 +95,16 @@ func Copy(ctx context.Context, sqlitePath, postgresURL string, opts Options) (*R
 		return nil, fmt.Errorf("read %s: %w", sqlitePath, err)
 	}
 	defer conn.Close()
-	// One read transaction: one snapshot of every table.
-	if _, err := conn.ExecContext(ctx, `BEGIN`); err != nil {
-		return nil, fmt.Errorf("read %s: %w", sqlitePath, err)
+	// One transaction: one snapshot of every table, and the write lock,
+	// so that no other process (an operator command) commits meanwhile.
+	if _, err := conn.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+		return nil, lockError(sqlitePath, err)
 	}
 	defer conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`)
+	began, err := readWAL(sqlitePath)
+	if err != nil {
+		return nil, err
+	}
 
 	pool, err := pgxpool.New(ctx, postgresURL)
 	if err != nil {
@@ -95,8 +115,11 @@ func Copy(ctx context.Context, sqlitePath, postgresURL string, opts Options) (*R
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		c := &copier{src: conn, dst: tx, opts: opts}
 		var err error
-		res, err = c.run(ctx)
-		return err
+		if res, err = c.run(ctx); err != nil {
+			return err
+		}
+		// Checked before PostgreSQL commits, the write lock still held.
+		return unchanged(sqlitePath, began)
 	})
 	if err != nil {
 		return nil, err
@@ -119,10 +142,12 @@ func migrateBoth(ctx context.Context, sqlitePath, postgresURL string) error {
 	return pg.Close()
 }
 
-// openSQLite opens the database read-only; a busy timeout lets it wait
-// for a writer that holds the lock for a moment.
+// openSQLite opens the database; a busy timeout lets it wait for a writer
+// that holds the lock for a moment. It is opened for writing only to hold
+// the write lock (a read-only connection takes none): the copy writes
+// nothing, and rolls its transaction back.
 func openSQLite(path string) (*sql.DB, error) {
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?mode=ro&_pragma=busy_timeout(10000)&_pragma=query_only(1)"
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(10000)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)

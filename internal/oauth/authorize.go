@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/events"
@@ -13,62 +12,7 @@ import (
 	"github.com/licentia/licentia/internal/store"
 )
 
-const challengeS256 = "S256"
-
-// AuthorizationRequest is an authorization request whose every parameter
-// was checked: what the consent page shows and its form carries.
-type AuthorizationRequest struct {
-	Client      *licentia.OAuthClient
-	RedirectURI string
-	// CodeChallenge is the PKCE S256 challenge.
-	CodeChallenge string
-	// Resource is the MCP server's address: the one the request named, or,
-	// when it named none, the only resource there is.
-	Resource string
-	State    string
-}
-
-// Params are the request's parameters, as the consent form carries them
-// and a sign-in returns to them.
-func (r *AuthorizationRequest) Params() url.Values {
-	v := url.Values{
-		"response_type": {"code"}, "client_id": {r.Client.ID}, "redirect_uri": {r.RedirectURI},
-		"code_challenge": {r.CodeChallenge}, "code_challenge_method": {challengeS256}, "resource": {r.Resource},
-	}
-	if r.State != "" {
-		v.Set("state", r.State)
-	}
-	return v
-}
-
-// FormActionSource is the Content-Security-Policy source of the address
-// the client is sent back to, which the consent page's form-action must
-// allow: browsers hold a form's redirects to it too. It is the redirect
-// URI's origin; CSP has no syntax for an IPv6 address, so for one (such as
-// http://[::1]:port) it is the scheme alone.
-func (r *AuthorizationRequest) FormActionSource() string {
-	u, _ := url.Parse(r.RedirectURI)
-	if strings.HasPrefix(u.Host, "[") {
-		return u.Scheme + ":"
-	}
-	return u.Scheme + "://" + u.Host
-}
-
-// RedirectHost is the host the client is sent back to, which the consent
-// page shows beside the name the client chose for itself.
-func (r *AuthorizationRequest) RedirectHost() string {
-	u, _ := url.Parse(r.RedirectURI)
-	return u.Host
-}
-
-// ClientName is the client's registered name, or its redirect host when
-// it registered none.
-func (r *AuthorizationRequest) ClientName() string {
-	if r.Client.Name != "" {
-		return r.Client.Name
-	}
-	return r.RedirectHost()
-}
+const challengeS256 = licentia.ChallengeS256
 
 // authorizationParams are the parameters an authorization request may
 // give, each at most once (RFC 6749, section 3.1).
@@ -82,7 +26,7 @@ var authorizationParams = []string{"client_id", "redirect_uri", "response_type",
 // to the client with the request's state. PKCE with S256 is required (plain
 // is refused), and resource must be the MCP server's address (RFC 8707); a
 // request without resource is bound to it all the same.
-func (s *Service) CheckAuthorization(ctx context.Context, q url.Values) (*AuthorizationRequest, error) {
+func (s *Service) CheckAuthorization(ctx context.Context, q url.Values) (*licentia.AuthorizationRequest, error) {
 	clientID, redirect := q["client_id"], q["redirect_uri"]
 	if len(clientID) != 1 || clientID[0] == "" {
 		return nil, refuse(ErrInvalidRequest, "The request must name its client, once (client_id).")
@@ -97,7 +41,7 @@ func (s *Service) CheckAuthorization(ctx context.Context, q url.Values) (*Author
 	if len(redirect) != 1 || !slices.Contains(c.RedirectURIs, redirect[0]) {
 		return nil, refuse(ErrInvalidRequest, "The redirect URI is not one the client registered, so nothing was sent back to it.")
 	}
-	req := &AuthorizationRequest{Client: c, RedirectURI: redirect[0], State: q.Get("state"), Resource: s.Resource()}
+	req := &licentia.AuthorizationRequest{Client: c, RedirectURI: redirect[0], State: q.Get("state"), Resource: s.Resource()}
 	back := func(code, description string) error {
 		e := refuse(code, description)
 		e.RedirectTo = s.errorRedirect(req, e)
@@ -134,7 +78,7 @@ func (s *Service) CheckAuthorization(ctx context.Context, q url.Values) (*Author
 // errorRedirect is where a refusal of req goes: the redirect URI with the
 // error, the state and the issuer (RFC 9207), which tells the client which
 // server answered.
-func (s *Service) errorRedirect(req *AuthorizationRequest, e *Error) string {
+func (s *Service) errorRedirect(req *licentia.AuthorizationRequest, e *Error) string {
 	v := url.Values{"error": {e.Code}, "error_description": {e.Description}, "iss": {s.issuer}}
 	if req.State != "" {
 		v.Set("state", req.State)
@@ -144,7 +88,7 @@ func (s *Service) errorRedirect(req *AuthorizationRequest, e *Error) string {
 
 // Deny answers a request the member refused on the consent page: where to
 // send them, with error access_denied.
-func (s *Service) Deny(req *AuthorizationRequest) string {
+func (s *Service) Deny(req *licentia.AuthorizationRequest) string {
 	return s.errorRedirect(req, refuse(ErrAccessDenied, "The member did not allow access."))
 }
 
@@ -154,7 +98,7 @@ func (s *Service) Deny(req *AuthorizationRequest) string {
 // CodeLifetime. It returns where to send the member: the redirect URI with
 // the code, the state and the issuer. A member removed meanwhile is
 // refused.
-func (s *Service) Approve(ctx context.Context, req *AuthorizationRequest, orgID, memberID string) (string, error) {
+func (s *Service) Approve(ctx context.Context, req *licentia.AuthorizationRequest, orgID, memberID string) (string, error) {
 	now := s.now()
 	code, hash := auth.NewToken()
 	g := &licentia.Grant{ID: licentia.NewID(), OrgID: orgID, MemberID: memberID, ClientID: req.Client.ID,

@@ -37,6 +37,11 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Code + ": " + e.Description }
 
+// Refusal is where a refused authorization request goes back to the
+// client, or "" to show it to the person, and why: how the consent page
+// tells the two apart without importing this package.
+func (e *Error) Refusal() (redirectTo, description string) { return e.RedirectTo, e.Description }
+
 func (e *Error) status() int {
 	if e.Status == 0 {
 		return http.StatusBadRequest

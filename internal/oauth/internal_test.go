@@ -3,6 +3,8 @@ package oauth
 import (
 	"strings"
 	"testing"
+
+	"github.com/licentia/licentia/internal/licentia"
 )
 
 // TestVerifierMatches holds the check to RFC 7636's example (appendix B)
@@ -83,7 +85,7 @@ func FuzzRedirectURI(f *testing.F) {
 		if checkRedirectURI(raw) != "" {
 			return
 		}
-		req := &AuthorizationRequest{RedirectURI: raw}
+		req := &licentia.AuthorizationRequest{RedirectURI: raw}
 		src := req.FormActionSource()
 		if strings.ContainsAny(src, " ;,'\"\t\r\n") {
 			t.Errorf("FormActionSource(%q) = %q, holds a policy delimiter", raw, src)

@@ -67,11 +67,6 @@ func (f *Fallback) Allow(ctx context.Context, rule Rule, key string) (Result, er
 	return f.use(true, func(l Limiter) (Result, error) { return l.Allow(ctx, rule, key) })
 }
 
-// Peek reads a count without adding to it, where Allow would count.
-func (f *Fallback) Peek(ctx context.Context, rule Rule, key string) (Result, error) {
-	return f.use(false, func(l Limiter) (Result, error) { return l.Peek(ctx, rule, key) })
-}
-
 // Release gives a request back where Allow would count now. A request
 // counted just before the shared limiter went down or came back may so be
 // given back to the other count, which the switch has already made

@@ -27,14 +27,6 @@ func (s *switchable) Allow(ctx context.Context, rule ratelimit.Rule, key string)
 	return s.Limiter.Allow(ctx, rule, key)
 }
 
-func (s *switchable) Peek(ctx context.Context, rule ratelimit.Rule, key string) (ratelimit.Result, error) {
-	s.calls++
-	if s.down {
-		return ratelimit.Result{}, errors.New("connection refused")
-	}
-	return s.Limiter.Peek(ctx, rule, key)
-}
-
 func (s *switchable) Release(ctx context.Context, rule ratelimit.Rule, key string, counted ratelimit.Result) error {
 	s.calls++
 	if s.down {
@@ -88,9 +80,9 @@ func TestRedisUnreachable(t *testing.T) {
 	}
 }
 
-// Peek reads where Allow counts: the local count while the shared limiter
-// is down.
-func TestFallbackPeekWhenSharedIsDown(t *testing.T) {
+// While the shared limiter is down, requests count locally, and the shared
+// one is tried again only after a second.
+func TestFallbackLocalWhileSharedIsDown(t *testing.T) {
 	clk := clock.NewFake(ratelimittest.Start)
 	shared := &switchable{Limiter: ratelimit.NewMemory(clk)}
 	f := ratelimit.NewFallback(shared, ratelimit.NewMemory(clk), clk, slog.New(slog.DiscardHandler), nil)
@@ -99,9 +91,9 @@ func TestFallbackPeekWhenSharedIsDown(t *testing.T) {
 	if _, err := f.Allow(t.Context(), rule, "k"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.Peek(t.Context(), rule, "k")
+	res, err := f.Allow(t.Context(), rule, "k")
 	if err != nil || res.Allowed {
-		t.Errorf("Peek() after the local limit = %+v, %v; want refused from the local count", res, err)
+		t.Errorf("Allow() past the local limit = %+v, %v; want refused from the local count", res, err)
 	}
 	if shared.calls != 1 {
 		t.Errorf("shared limiter tried %d times within a second of failing, want 1", shared.calls)

@@ -78,20 +78,6 @@ func (m *Memory) Allow(_ context.Context, rule Rule, key string) (Result, error)
 	return result(rule, c.n, time.Unix(0, start).UTC(), left), nil
 }
 
-// Peek reads the count of key's window without adding to it.
-func (m *Memory) Peek(_ context.Context, rule Rule, key string) (Result, error) {
-	now := m.clock.Now()
-	start, left := window(now, rule.Window)
-	k := m.subject(rule.Name, key)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var n int64
-	if c, ok := m.count[k]; ok && c.start == start {
-		n = c.n
-	}
-	return peeked(rule, n, time.Unix(0, start).UTC(), left), nil
-}
-
 // Release takes one from the count of counted's window, if that window is
 // still the counter's.
 func (m *Memory) Release(_ context.Context, rule Rule, key string, counted Result) error {

@@ -50,10 +50,6 @@ type Result struct {
 // says whether it is allowed.
 type Limiter interface {
 	Allow(ctx context.Context, rule Rule, key string) (Result, error)
-	// Peek says where key stands in its current window without counting:
-	// Allowed reports whether one more request would be, and Remaining how
-	// many more would.
-	Peek(ctx context.Context, rule Rule, key string) (Result, error)
 	// Release gives back a request Allow counted, counted being what Allow
 	// answered. A limit that counts only failures (console sign-ins)
 	// counts every attempt before the work it guards, so that concurrent
@@ -70,15 +66,6 @@ func window(now time.Time, size time.Duration) (start int64, left time.Duration)
 	n := now.UnixNano()
 	s := n - n%int64(size)
 	return s, time.Duration(s + int64(size) - n)
-}
-
-// peeked is the Result of a Peek that found count requests in the window
-// beginning at start: what the next request would answer, less the count it
-// would add.
-func peeked(rule Rule, count int64, start time.Time, left time.Duration) Result {
-	r := result(rule, count+1, start, left)
-	r.Remaining = max(rule.Limit-count, 0)
-	return r
 }
 
 func result(rule Rule, count int64, start time.Time, left time.Duration) Result {

@@ -27,18 +27,6 @@ end
 return {n, start + size - now, start}
 `)
 
-// peekScript reads the count of the window countScript would count in,
-// without adding to it: 0 when the window has no key yet.
-var peekScript = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local size = tonumber(ARGV[1])
-local start = now - (now % size)
-local key = KEYS[1] .. ':' .. string.format('%d', start)
-local n = tonumber(redis.call('GET', key) or '0')
-return {n, start + size - now, start}
-`)
-
 // releaseScript takes one from the count of one window's key, never below
 // zero. A key gone with its window is left gone: DECR would make it anew,
 // without an expiry.
@@ -111,15 +99,6 @@ func (r *Redis) Allow(ctx context.Context, rule Rule, key string) (Result, error
 		return Result{}, err
 	}
 	return result(rule, n, start, left), nil
-}
-
-// Peek reads a count in Redis without adding to it.
-func (r *Redis) Peek(ctx context.Context, rule Rule, key string) (Result, error) {
-	n, start, left, err := r.run(ctx, peekScript, rule, key)
-	if err != nil {
-		return Result{}, err
-	}
-	return peeked(rule, n, start, left), nil
 }
 
 // Release takes one from the count of counted's window.

@@ -68,9 +68,6 @@ func RunClock(t *testing.T, newBackend func(t *testing.T) (ratelimit.Limiter, Cl
 		{"RulesCountedSeparately", testRulesSeparate},
 		{"NewWindowAllowsAgain", testNewWindow},
 		{"ConcurrentCallersNeverExceedLimit", testConcurrent},
-		{"PeekCountsNothing", testPeekCountsNothing},
-		{"PeekFollowsAllow", testPeekFollowsAllow},
-		{"PeekInNewWindow", testPeekNewWindow},
 		{"ReleaseGivesBack", testReleaseGivesBack},
 		{"ReleaseNeverBelowZero", testReleaseNeverBelowZero},
 		{"ReleaseInLaterWindowDoesNothing", testReleaseLaterWindow},
@@ -346,82 +343,5 @@ func testConcurrent(t *testing.T, l ratelimit.Limiter, clk Clock) {
 		if n := g.remaining[r]; n != 1 {
 			t.Errorf("Remaining %d answered %d times, want once", r, n)
 		}
-	}
-}
-
-func peek(t *testing.T, l ratelimit.Limiter, clk Clock, rule ratelimit.Rule, key string) call {
-	t.Helper()
-	before := clk.Now()
-	res, err := l.Peek(t.Context(), rule, key)
-	after := clk.Now()
-	if err != nil {
-		t.Fatalf("Peek(%q, %q) error = %v", rule.Name, key, err)
-	}
-	return call{res: res, before: before, after: after}
-}
-
-func testPeekCountsNothing(t *testing.T, l ratelimit.Limiter, clk Clock) {
-	rule := ratelimit.Rule{Name: "peek", Limit: 3, Window: time.Minute}
-	type got struct {
-		fresh   ratelimit.Result
-		allowed []ratelimit.Result
-	}
-	g := inOneWindow(t, clk, rule.Window, func(attempt int) got {
-		key := fmt.Sprintf("peek-%d", attempt)
-		var g got
-		for range 5 {
-			c := peek(t, l, clk, rule, key)
-			checkReset(t, rule, c)
-			g.fresh = c.res
-			g.fresh.Reset, g.fresh.Start = 0, time.Time{}
-		}
-		g.allowed = withoutReset(requests(t, l, clk, rule, key, int(rule.Limit)+1))
-		return g
-	})
-	want := got{
-		fresh:   ratelimit.Result{Allowed: true, Limit: rule.Limit, Remaining: rule.Limit},
-		allowed: wantResults(rule, int(rule.Limit)+1),
-	}
-	if diff := cmp.Diff(want, g, cmp.AllowUnexported(got{})); diff != "" {
-		t.Errorf("five peeks, then requests: results mismatch (-want +got):\n%s", diff)
-	}
-}
-
-func testPeekFollowsAllow(t *testing.T, l ratelimit.Limiter, clk Clock) {
-	rule := ratelimit.Rule{Name: "peek-follows", Limit: 2, Window: time.Minute}
-	peeks := inOneWindow(t, clk, rule.Window, func(attempt int) []ratelimit.Result {
-		key := fmt.Sprintf("follows-%d", attempt)
-		var out []call
-		for range rule.Limit + 1 {
-			allow(t, l, clk, rule, key)
-			c := peek(t, l, clk, rule, key)
-			checkReset(t, rule, c)
-			out = append(out, c)
-		}
-		return withoutReset(out)
-	})
-	// After n requests a peek answers what request n+1 would, less its count.
-	want := []ratelimit.Result{
-		{Allowed: true, Limit: rule.Limit, Remaining: 1},
-		{Allowed: false, Limit: rule.Limit, Remaining: 0},
-		{Allowed: false, Limit: rule.Limit, Remaining: 0},
-	}
-	if diff := cmp.Diff(want, peeks); diff != "" {
-		t.Errorf("Peek() after each request mismatch (-want +got):\n%s", diff)
-	}
-}
-
-func testPeekNewWindow(t *testing.T, l ratelimit.Limiter, clk Clock) {
-	a := advancer(t, clk)
-	rule := ratelimit.Rule{Name: "peek-renew", Limit: 1, Window: time.Minute}
-	allow(t, l, a, rule, "renew")
-	c := peek(t, l, a, rule, "renew")
-	if c.res.Allowed {
-		t.Fatalf("Peek() after the limit = %+v, want refused", c.res)
-	}
-	a.Advance(c.res.Reset)
-	want := ratelimit.Result{Allowed: true, Limit: rule.Limit, Remaining: rule.Limit, Reset: rule.Window, Start: a.Now().UTC()}
-	if diff := cmp.Diff(want, peek(t, l, a, rule, "renew").res); diff != "" {
-		t.Errorf("Peek() in the next window mismatch (-want +got):\n%s", diff)
 	}
 }

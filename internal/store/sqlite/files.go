@@ -46,7 +46,7 @@ func Protect(path string) (Files, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := os.MkdirAll(dir, dirMode); err != nil {
-			return f, fmt.Errorf("protect sqlite %s: %w", path, err)
+			return f, diskFull(path, fmt.Errorf("protect sqlite %s: %w", path, err))
 		}
 	case err != nil:
 		return f, fmt.Errorf("protect sqlite %s: %w", path, err)
@@ -55,7 +55,7 @@ func Protect(path string) (Files, error) {
 	}
 	db, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, fileMode)
 	if err != nil {
-		return f, fmt.Errorf("protect sqlite %s: %w", path, err)
+		return f, diskFull(path, fmt.Errorf("protect sqlite %s: %w", path, err))
 	}
 	if err := db.Close(); err != nil {
 		return f, fmt.Errorf("protect sqlite %s: %w", path, err)

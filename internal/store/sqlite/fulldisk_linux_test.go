@@ -1,7 +1,6 @@
 package sqlite_test
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/licentia/licentia/internal/disktest"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/sqlite"
@@ -57,7 +57,7 @@ func pingFullDisk(t *testing.T, dir string) {
 	}
 
 	filler := filepath.Join(dir, "filler")
-	fill(t, filler)
+	disktest.Fill(t, filler)
 	o := &licentia.Organization{ID: licentia.NewID(), Name: "Acme", Slug: "acme", Plan: licentia.PlanFree,
 		CreatedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	if err := db.InTx(ctx, func(tx store.Tx) error { return tx.CreateOrganization(ctx, o) }); err != nil {
@@ -77,24 +77,5 @@ func pingFullDisk(t *testing.T, dir string) {
 	}
 	if err := db.Ping(ctx); err != nil {
 		t.Errorf("Ping() with room again: %v", err)
-	}
-}
-
-// fill writes path until the disk has no room left.
-func fill(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 64<<10)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatalf("fill the disk: %v", err)
-			}
-			return
-		}
 	}
 }

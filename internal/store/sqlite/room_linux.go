@@ -5,11 +5,6 @@ import (
 	"syscall"
 )
 
-// minRoom is the free space under which the database is not ready: the WAL
-// may grow to 16 MiB before the checkpointer starts it over (see
-// checkpoint.go), and a disk with less than that may refuse a commit.
-const minRoom = 16 << 20
-
 // stReadOnly is ST_RDONLY of statfs(2)'s flags.
 const stReadOnly = 0x1
 
@@ -27,4 +22,14 @@ func checkRoom(dir string) error {
 		return fmt.Errorf("the database's disk has %d bytes free, under %d", free, minRoom)
 	}
 	return nil
+}
+
+// space returns the bytes free (to the service's user) and the size of
+// the file system holding dir.
+func space(dir string) (free, size uint64, err error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, 0, fmt.Errorf("free space of %s: %w", dir, err)
+	}
+	return st.Bavail * uint64(st.Bsize), st.Blocks * uint64(st.Bsize), nil
 }

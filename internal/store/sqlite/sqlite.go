@@ -41,7 +41,7 @@ var _ store.Store = (*DB)(nil)
 
 // Open opens (creating if needed) the database file at path and applies any
 // pending migrations. The database and its files are for their owner alone
-// (see Protect).
+// (see Protect). On a disk with no room left, the error says so (disk_full).
 //
 // Durability: WAL with synchronous=NORMAL. A committed change survives a
 // crash of the process; a power loss may lose the last transactions but never
@@ -86,7 +86,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		writer: newGroupWriter(write, newStmts(write), ckpt)}
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
-		return nil, err
+		return nil, diskFull(path, err)
 	}
 	return db, nil
 }
