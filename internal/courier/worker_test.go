@@ -113,17 +113,22 @@ func TestDiesBeforeSending(t *testing.T) {
 	})
 }
 
-// TestRolledBackSendsNone: a mail queued in a transaction that rolls back
-// is never sent.
+// TestRolledBackSendsNone: an issue whose transaction rolls back after
+// its licence and key mail were written sends no mail.
 func TestRolledBackSendsNone(t *testing.T) {
 	engines(t, func(t *testing.T, open func(t *testing.T) store.Store) {
 		e := newEnv(t, open)
-		l := e.issue(t, "photo", "ada@example.org")
 		errLater := errors.New("a later step of the change failed")
+		now := e.clk.Now()
+		l := &licentia.Licence{ID: licentia.NewID(), OrgID: e.org.ID, ProductID: "photo", Email: "ada@example.org", IssuedAt: now,
+			LimitKind: licentia.LimitSeats, LimitCount: 1, Major: 1, Status: licentia.StatusActive, Source: licentia.SourceAdmin,
+			CreatedAt: now, UpdatedAt: now}
 		err := e.st.InTx(t.Context(), func(tx store.Tx) error {
-			now := e.clk.Now()
+			if err := tx.CreateLicence(t.Context(), l); err != nil {
+				return err
+			}
 			if err := tx.CreateMail(t.Context(), &licentia.Mail{ID: licentia.NewID(), OrgID: e.org.ID, Kind: licentia.MailKey,
-				LicenceIDs: []string{l.Licence.ID}, Status: licentia.MailQueued, NextAttemptAt: &now, CreatedAt: now}); err != nil {
+				LicenceIDs: []string{l.ID}, Status: licentia.MailQueued, NextAttemptAt: &now, CreatedAt: now}); err != nil {
 				return err
 			}
 			return errLater
@@ -132,8 +137,11 @@ func TestRolledBackSendsNone(t *testing.T) {
 			t.Fatalf("InTx() error = %v, want the change's", err)
 		}
 		e.clk.Advance(time.Hour)
-		if n := runOnce(t, e.worker(e.st, e.sender)); n != 0 || len(e.smtp.Received()) != 0 {
+		if n := runOnce(t, e.worker(e.reopen(t), e.sender)); n != 0 || len(e.smtp.Received()) != 0 {
 			t.Errorf("RunOnce() claimed %d, server has %d mails, want none", n, len(e.smtp.Received()))
+		}
+		if _, err := e.st.Licence(t.Context(), e.org.ID, l.ID); licentia.ErrorCode(err) != licentia.CodeLicenceNotFound {
+			t.Errorf("Licence() after the rollback error = %v, want licence_not_found", err)
 		}
 	})
 }
