@@ -38,6 +38,9 @@ type NewLicence struct {
 	Major       *int64              `json:"major" input:"min=1,max=65535"`
 	ExternalRef *string             `json:"external_ref"`
 	Trial       *bool               `json:"trial"`
+	// SendKeyMail mails the key to the licence's email, queued with the
+	// licence; off unless asked for.
+	SendKeyMail *bool `json:"send_key_mail"`
 }
 
 // Validate reports every problem of a new licence at now: first each
@@ -47,7 +50,13 @@ func (in *NewLicence) Validate(now time.Time) licentia.Issues {
 	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
 	var rules licentia.Issues
 	rules.CheckString("/product_id", in.ProductID, licentia.CheckProductID)
-	rules.CheckString("/email", in.Email, licentia.CheckEmail)
+	// An address the key is mailed to must be one mail can be sent to,
+	// refused here rather than as a mail that fails.
+	if deref(in.SendKeyMail, false) {
+		rules.CheckString("/email", in.Email, licentia.CheckMailableEmail)
+	} else {
+		rules.CheckString("/email", in.Email, licentia.CheckEmail)
+	}
 	if in.ID != nil {
 		if _, ok := licentia.ParseUUID(*in.ID); !ok {
 			rules.Add("/id", "must be a UUID")
@@ -117,11 +126,18 @@ func (s *Service) IssueLicence(ctx context.Context, actor licentia.Actor, orgID 
 		if err := tx.CreateLicence(ctx, l); err != nil {
 			return err
 		}
-		return events.Record(ctx, tx, actor, l, nil, licentia.AuditLicenceIssued, licentia.EventLicenceIssued, now, map[string]any{
+		err = events.Record(ctx, tx, actor, l, nil, licentia.AuditLicenceIssued, licentia.EventLicenceIssued, now, map[string]any{
 			"licence_id": l.ID, "product_id": l.ProductID, "status": l.Status, "limit_kind": l.LimitKind,
 			"limit_count": l.LimitCount, "major": l.Major, "expires_at": licentia.FormatTimePtr(l.ExpiresAt),
 			"trial_ends_at": licentia.FormatTimePtr(l.TrialEndsAt), "email": l.Email, "external_ref": l.ExternalRef,
 		})
+		if err != nil || !deref(in.SendKeyMail, false) {
+			return err
+		}
+		// The mail is queued with the licence: a rolled-back issue sends
+		// none.
+		_, err = queueKeyMail(ctx, tx, actor, []*licentia.Licence{l}, now)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("issue licence: %w", err)

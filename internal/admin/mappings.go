@@ -39,6 +39,9 @@ type PutMapping struct {
 	OnRefund          *licentia.OnRefund          `json:"on_refund"`
 	OnSubscriptionEnd *licentia.OnSubscriptionEnd `json:"on_subscription_end"`
 	RenewalURL        *string                     `json:"renewal_url" input:"nullable"`
+	// SendKeyMail mails the buyer their keys after a paid order; on
+	// unless turned off.
+	SendKeyMail *bool `json:"send_key_mail"`
 }
 
 // Validate reports every problem of a mapping of providerProductID: the
@@ -90,7 +93,7 @@ func (s *Service) PutMapping(ctx context.Context, actor licentia.Actor, orgID, i
 	m := &licentia.Mapping{IntegrationID: integrationID, ProviderProductID: providerProductID, ProductID: *in.ProductID,
 		LimitKind: deref(in.LimitKind, licentia.LimitSeats), LimitCount: deref(in.LimitCount, 1), KeyValidDays: in.KeyValidDays,
 		OnRefund: deref(in.OnRefund, licentia.RefundRevoke), OnSubscriptionEnd: deref(in.OnSubscriptionEnd, licentia.SubscriptionEndExpire),
-		RenewalURL: in.RenewalURL, CreatedAt: now, UpdatedAt: now}
+		RenewalURL: in.RenewalURL, SendKeyMail: deref(in.SendKeyMail, true), CreatedAt: now, UpdatedAt: now}
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		// Read again: the integration may have been disconnected, or the
 		// product deleted, while the provider was asked.
@@ -115,7 +118,8 @@ func (s *Service) PutMapping(ctx context.Context, actor licentia.Actor, orgID, i
 		return events.Audit(ctx, tx, licentia.AuditEntry{OrgID: orgID, Action: licentia.AuditMappingSaved, Actor: actor, At: now},
 			map[string]any{"integration_id": integrationID, "provider_product_id": providerProductID, "product_id": m.ProductID,
 				"limit_kind": m.LimitKind, "limit_count": m.LimitCount, "key_valid_days": m.KeyValidDays, "on_refund": m.OnRefund,
-				"on_subscription_end": m.OnSubscriptionEnd, "renewal_url": m.RenewalURL, "created": created})
+				"on_subscription_end": m.OnSubscriptionEnd, "renewal_url": m.RenewalURL, "send_key_mail": m.SendKeyMail,
+				"created": created})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("put mapping: %w", err)

@@ -33,6 +33,8 @@ type ProviderItem struct {
 	RenewalURL        *string
 	OnRefund          licentia.OnRefund
 	OnSubscriptionEnd licentia.OnSubscriptionEnd
+	// SendKeyMail puts the item's licence in the order's key mail.
+	SendKeyMail bool
 }
 
 // ProviderOrder is a paid order (or a started trial) as a provider reports

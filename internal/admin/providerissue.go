@@ -44,13 +44,14 @@ func (s *Service) IssueFromProviderTx(ctx context.Context, tx store.Tx, o Provid
 		return nil, fmt.Errorf("issue from provider: %w", err)
 	}
 	var issued []licentia.Licence
+	var mailed []bool
 	for _, it := range mergeItems(o.Items) {
 		l, err := s.issueItem(ctx, tx, org, actor, &o, it, now)
 		if err != nil {
 			return nil, fmt.Errorf("issue from provider: %w", err)
 		}
 		if l != nil {
-			issued = append(issued, *l)
+			issued, mailed = append(issued, *l), append(mailed, it.SendKeyMail)
 		}
 	}
 	// An order whose items all issued before took its pending effects
@@ -70,7 +71,35 @@ func (s *Service) IssueFromProviderTx(ctx context.Context, tx store.Tx, o Provid
 		}
 		issued[i] = *l
 	}
+	if err := s.queueOrderMail(ctx, tx, actor, issued, mailed, now); err != nil {
+		return nil, fmt.Errorf("issue from provider: %w", err)
+	}
 	return issued, nil
+}
+
+// queueOrderMail queues one key mail for the buyer listing every licence
+// the order just issued whose mapping sends key mail and which is in
+// force (a refund that came first revoked its licence). The buyer's
+// address passed the plain email rule; one mail cannot be sent to gets
+// no mail, rather than one that fails.
+func (s *Service) queueOrderMail(ctx context.Context, tx store.Tx, actor licentia.Actor, issued []licentia.Licence, mailed []bool,
+	now time.Time) error {
+	var ls []*licentia.Licence
+	for i := range issued {
+		if mailed[i] && issued[i].DerivedState(now).IsInForce() {
+			ls = append(ls, &issued[i])
+		}
+	}
+	if len(ls) == 0 {
+		return nil
+	}
+	if licentia.CheckMailableEmail(ls[0].Email) != "" {
+		s.log.WarnContext(ctx, "order's key mail not queued: the buyer's address is not one mail can be sent to",
+			"org_id", ls[0].OrgID, "licence_id", ls[0].ID)
+		return nil
+	}
+	_, err := queueKeyMail(ctx, tx, actor, ls, now)
+	return err
 }
 
 // mergeItems adds up the quantities of items of one provider product, so

@@ -100,7 +100,11 @@ func (s *Service) Invite(ctx context.Context, by Acting, in NewInvitation) (*lic
 	if err != nil {
 		return nil, fmt.Errorf("invite: %w", err)
 	}
-	if err := s.mail.Send(ctx, invitationMail(org, inv, s.publicURL+LinkPath(LinkInvitation, token))); err != nil {
+	msg, err := invitationMail(org, inv, s.publicURL+LinkPath(LinkInvitation, token))
+	if err != nil {
+		return nil, fmt.Errorf("invite: %w", err)
+	}
+	if err := s.mail.Send(ctx, msg); err != nil {
 		s.log.WarnContext(ctx, "invitation mail not handed over", "organization_id", by.OrgID, "error", err.Error())
 		return nil, licentia.Errorf(licentia.CodeServiceUnavailable, "The invitation mail could not be sent; nothing was written. Try again later.")
 	}
@@ -181,15 +185,9 @@ func (s *Service) checkInvite(ctx context.Context, tx store.Tx, by Acting, inv *
 	return o, replaced, nil
 }
 
-func invitationMail(org *licentia.Organization, inv *licentia.Invitation, link string) mail.Message {
-	return mail.Message{
-		To:      inv.Email,
-		Subject: fmt.Sprintf("You are invited to join %s on Licentia", org.Name),
-		Text: fmt.Sprintf("You are invited to join %s on Licentia as %s.\n\n"+
-			"Open this link to choose your password and join:\n\n%s\n\n"+
-			"The link works once and expires on %s. If you were not expecting this invitation, ignore this mail.\n",
-			org.Name, inv.Role, link, inv.ExpiresAt.UTC().Format("2 January 2006 at 15:04 UTC")),
-	}
+func invitationMail(org *licentia.Organization, inv *licentia.Invitation, link string) (mail.Message, error) {
+	return mail.InvitationMail{To: inv.Email, Brand: mail.Brand{Name: org.DisplayName()}, Role: string(inv.Role), Link: link,
+		Expires: inv.ExpiresAt.UTC().Format("2 January 2006 at 15:04 UTC")}.Message()
 }
 
 // CanChangeTeam answers 403 insufficient_role, before the body is read,

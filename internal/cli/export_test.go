@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/licentia/licentia/internal/activation"
@@ -12,6 +13,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/console"
+	"github.com/licentia/licentia/internal/courier"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/mail"
@@ -56,7 +58,8 @@ func JobSteps(st store.Store, clk clock.Clock) map[string]func(context.Context) 
 	act := activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: 24 * time.Hour, Logger: log})
 	api := httpapi.New(httpapi.Options{Store: st, Admin: svc, Activation: act, Auth: auth.NewAuthenticator(st, clk), Clock: clk, Logger: log})
 	out := map[string]func(context.Context) error{}
-	for _, j := range jobs(st, svc, act, cat, worker, cons, authz, api, clk) {
+	mailer := courier.New(courier.Options{Store: st, Clock: clk, Keys: keys, Sender: mail.NewOutbox(os.DevNull, ""), Logger: log})
+	for _, j := range jobs(st, svc, act, cat, worker, mailer, cons, authz, api, clk) {
 		out[j.name] = j.step
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/console"
+	"github.com/licentia/licentia/internal/courier"
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/oauth"
@@ -28,7 +29,7 @@ type job struct {
 }
 
 func jobs(st store.Store, svc *admin.Service, act *activation.Service, cat *signing.Catalogue, worker *webhooks.Worker,
-	cons *console.Server, authz *oauth.Service, api *httpapi.Server, clk clock.Clock) []job {
+	mailer *courier.Worker, cons *console.Server, authz *oauth.Service, api *httpapi.Server, clk clock.Clock) []job {
 	return []job{
 		{"catalogue", signing.RefreshInterval, cat.Refresh},
 		{"licence sweep", time.Minute, func(ctx context.Context) error {
@@ -44,6 +45,9 @@ func jobs(st store.Store, svc *admin.Service, act *activation.Service, cat *sign
 		// Run keeps sending until the context ends; the interval is only
 		// the wait before it starts again after a failed claim.
 		{"webhook deliveries", time.Second, worker.Run},
+		// Mail to customers, likewise: Run keeps sending until the context
+		// ends.
+		{"customer mail", time.Second, mailer.Run},
 		{"event clean-up", time.Hour, func(ctx context.Context) error {
 			_, err := events.Cleanup(ctx, st, clk.Now())
 			return err

@@ -97,7 +97,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, store: st, release: release, listener: ln, debug: debug, metrics: metricsSrv, mail: ops.mail,
-		jobs: jobs(st, ops.admin, ops.activation, ops.cat, ops.worker, doors.console, doors.oauth, doors.api, ops.clock),
+		jobs: jobs(st, ops.admin, ops.activation, ops.cat, ops.worker, ops.mailer, doors.console, doors.oauth, doors.api, ops.clock),
 		http: newHTTPServer(doors.handler(), log)}
 	log.Info("licentia listening", "addr", ln.Addr().String(), "build", build.Read(), "config", cfg.Redacted())
 	return a, nil

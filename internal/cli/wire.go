@@ -15,6 +15,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/console"
+	"github.com/licentia/licentia/internal/courier"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/mail"
@@ -142,6 +143,7 @@ type operations struct {
 	mail       mail.Sender
 	admin      *admin.Service
 	worker     *webhooks.Worker
+	mailer     *courier.Worker
 	limiter    ratelimit.Limiter
 	ready      func() error
 	purchases  *purchase.Service
@@ -185,7 +187,10 @@ func newOperations(ctx context.Context, cfg config.Config, log *slog.Logger, st 
 	act := activation.New(activation.Options{
 		Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: cfg.VerdictValidity, Logger: log,
 	})
-	return &operations{store: st, clock: clk, log: log, metrics: m, cat: cat, mail: sender, admin: svc, worker: worker,
+	// Mail to customers is rendered and sent by the courier, beside the
+	// webhook worker; invitations are sent by the admin service directly.
+	mailer := courier.New(courier.Options{Store: st, Clock: clk, Keys: keys, Sender: sender, PublicURL: cfg.PublicURL(), Logger: log})
+	return &operations{store: st, clock: clk, log: log, metrics: m, cat: cat, mail: sender, admin: svc, worker: worker, mailer: mailer,
 		limiter: limiter, ready: ready, purchases: purchases, auth: authn, activation: act}, nil
 }
 

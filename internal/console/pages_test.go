@@ -151,7 +151,8 @@ func TestIntegrations(t *testing.T) {
 	wantSeeOther(t, "set secret", c.post(t, "/console/integrations/"+id+"/webhook-secret", url.Values{"webhook_secret": {"whsec_new"}}),
 		"/console/integrations/"+id+"?done=secret-set")
 	wantSeeOther(t, "map", c.post(t, "/console/integrations/"+id+"/mappings", url.Values{"provider_product_id": {"prod_basic"},
-		"product_id": {"desk-app"}, "limit_kind": {"seats"}, "limit_count": {"2"}, "on_refund": {"revoke"}, "on_subscription_end": {"expire"}}),
+		"product_id": {"desk-app"}, "limit_kind": {"seats"}, "limit_count": {"2"}, "on_refund": {"revoke"}, "on_subscription_end": {"expire"},
+		"send_key_mail": {"no"}}),
 		"/console/integrations/"+id+"?done=mapping-saved")
 	a = c.post(t, "/console/integrations/"+id+"/mappings", url.Values{"provider_product_id": {"bad id!"}, "product_id": {"desk-app"}})
 	wantStatus(t, "map a bad provider product", a, http.StatusBadRequest)
@@ -159,8 +160,8 @@ func TestIntegrations(t *testing.T) {
 		t.Errorf("refused mapping lacks the rule:\n%s", a.body)
 	}
 	page = c.get(t, "/console/integrations/"+id)
-	if !strings.Contains(page.body, "prod_basic") || !strings.Contains(page.body, "2 seats") {
-		t.Errorf("integration page lacks the mapping:\n%s", page.body)
+	if !strings.Contains(page.body, "prod_basic") || !strings.Contains(page.body, "2 seats") || !strings.Contains(page.body, "not mailed") {
+		t.Errorf("integration page lacks the mapping, key mail off:\n%s", page.body)
 	}
 	wantSeeOther(t, "delete mapping", c.post(t, "/console/integrations/"+id+"/mappings/prod_basic/delete", url.Values{}),
 		"/console/integrations/"+id+"?done=mapping-deleted")

@@ -130,6 +130,12 @@ func (v *view) CanConnect() bool {
 	return v.Visit != nil && v.Visit.Member.Role.CanConnectIntegrations()
 }
 
+// CanChangeBranding reports whether the member may change what customers
+// see of the organization.
+func (v *view) CanChangeBranding() bool {
+	return v.Visit != nil && v.Visit.Member.Role.CanChangeBranding()
+}
+
 // Problem is the refusal of the form named form, or nil.
 func (v *view) Problem(form string) *problem {
 	if v.problem != nil && v.problem.Form == form {
@@ -306,6 +312,8 @@ var notices = map[string]string{
 	"switched":           "You are now looking at this organization.",
 	"joined":             "You are signed in. Welcome!",
 	"grant-revoked":      "The AI assistant's access was ended.",
+	"branding-saved":     "The branding was saved; customers see it from their next mail.",
+	"key-mailed":         "The key will be mailed to the customer in a moment.",
 }
 
 // notice is the fixed message a page's query names, or "".

@@ -75,6 +75,9 @@ func samplePages() map[string]any {
 		"consent": consentPage{Client: "Claude <Desktop>", RedirectHost: "127.0.0.1:33418", Params: url.Values{"client_id": {"C1"}, "state": {`"><x`}},
 			Orgs:    []licentia.Membership{{Member: licentia.Member{OrgID: "o1", Role: licentia.RoleAdmin}, OrgName: "Acme"}, {Member: licentia.Member{OrgID: "o2", Role: licentia.RoleViewer}, OrgName: "Other"}},
 			Current: licentia.Membership{Member: licentia.Member{OrgID: "o1", Role: licentia.RoleAdmin}, OrgName: "Acme"}},
+		"branding": brandingPage{Org: &licentia.Organization{ID: licentia.NewID(), Name: "Acme", Slug: "acme", Branding: licentia.Branding{
+			DisplayName: ptr("Acme <Tools>"), SupportEmail: ptr("help@acme.example"), LogoURL: ptr("https://acme.example/logo.png"),
+			Accent: ptr("#0a7cff")}}},
 		"purchase": purchasePage{Email: "ada@example.com", OrderID: "o-1", Purchase: &purchase.Purchase{OrderID: new("o-1")},
 			Licences: []purchaseLicence{{Licence: lic, ProductName: "Desk", Key: "DESK-AAAA", State: licentia.StateActive, Machines: []licentia.Activation{act}}}},
 	}

@@ -50,6 +50,7 @@ func TestRolesInTheConsole(t *testing.T) {
 					{"/console/integrations", `method="post" action="/console/integrations"`, licentia.Role.CanConnectIntegrations},
 					{"/console/team", `action="/console/team/invitations"`, roleAtLeast(licentia.RoleAdmin)},
 					{"/console/", `href="/console/api-keys"`, licentia.Role.CanManageAPIKeys},
+					{"/console/branding", `action="/console/branding"`, licentia.Role.CanChangeBranding},
 				} {
 					a := c.get(t, f.page)
 					wantStatus(t, f.page, a, http.StatusOK)
@@ -87,6 +88,8 @@ func TestRolesInTheConsole(t *testing.T) {
 						roleAtLeast(licentia.RoleAdmin)},
 					{"create an API key", "/console/api-keys", url.Values{"name": {"ci"}, "scopes": {"licences:read"}},
 						licentia.Role.CanManageAPIKeys},
+					{"change the branding", "/console/branding", url.Values{"display_name": {"Brand " + slug}},
+						licentia.Role.CanChangeBranding},
 				} {
 					a := c.post(t, p.path, p.form)
 					if p.may(role) {

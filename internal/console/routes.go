@@ -44,6 +44,7 @@ func (s *Server) routes() {
 	s.form("POST /console/licences/{id}/reinstate", scope(licentia.ScopeLicencesWrite), s.statusChange(reinstate))
 	s.form("POST /console/licences/{id}/reissue", scope(licentia.ScopeLicencesWrite), s.reissueLicence)
 	s.form("POST /console/licences/{id}/anonymise", scope(licentia.ScopeLicencesAnonymise), s.anonymiseLicence)
+	s.form("POST /console/licences/{id}/send-key", scope(licentia.ScopeLicencesWrite), s.sendKey)
 	s.form("POST /console/activations/{id}/deactivate", scope(licentia.ScopeLicencesWrite), s.deactivateActivation)
 
 	s.page("GET /console/products", scope(licentia.ScopeProductsRead), s.products)
@@ -78,6 +79,9 @@ func (s *Server) routes() {
 	s.form("POST /console/team/invitations/{id}/revoke", scope(licentia.ScopeMembersWrite), s.revokeInvitation)
 	s.form("POST /console/team/members/{id}/role", scope(licentia.ScopeMembersWrite), s.changeRole)
 	s.form("POST /console/team/members/{id}/remove", scope(licentia.ScopeMembersWrite), s.removeMember)
+
+	s.page("GET /console/branding", anyMember, s.brandingSettings)
+	s.form("POST /console/branding", branding, s.saveBranding)
 
 	s.page("GET /console/audit", scope(licentia.ScopeAuditRead), s.audit)
 

@@ -588,6 +588,7 @@ var adminRoutes = []adminRoute{
 	{"POST", "/v1/admin/licences/{id}/expire", licentia.ScopeLicencesWrite, map[string]any{"reason": "term over"}},
 	{"POST", "/v1/admin/licences/{id}/reinstate", licentia.ScopeLicencesWrite, map[string]any{"reason": "paid"}},
 	{"POST", "/v1/admin/licences/{id}/anonymise", licentia.ScopeLicencesAnonymise, map[string]any{"confirm": true}},
+	{"POST", "/v1/admin/licences/{id}/send-key", licentia.ScopeLicencesWrite, map[string]any{}},
 	{"POST", "/v1/admin/activations/{id}/deactivate", licentia.ScopeLicencesWrite, nil},
 	{"GET", "/v1/admin/organization", licentia.ScopeOrganizationRead, nil},
 	{"GET", "/v1/admin/members", licentia.ScopeMembersRead, nil},

@@ -35,6 +35,7 @@ type mappingJSON struct {
 	OnRefund          licentia.OnRefund          `json:"on_refund"`
 	OnSubscriptionEnd licentia.OnSubscriptionEnd `json:"on_subscription_end"`
 	RenewalURL        *string                    `json:"renewal_url"`
+	SendKeyMail       bool                       `json:"send_key_mail"`
 	CreatedAt         string                     `json:"created_at"`
 	UpdatedAt         string                     `json:"updated_at"`
 }
@@ -42,7 +43,7 @@ type mappingJSON struct {
 func toMappingJSON(m *licentia.Mapping) mappingJSON {
 	return mappingJSON{IntegrationID: m.IntegrationID, ProviderProductID: m.ProviderProductID, ProductID: m.ProductID,
 		LimitKind: m.LimitKind, LimitCount: m.LimitCount, KeyValidDays: m.KeyValidDays, OnRefund: m.OnRefund,
-		OnSubscriptionEnd: m.OnSubscriptionEnd, RenewalURL: m.RenewalURL,
+		OnSubscriptionEnd: m.OnSubscriptionEnd, RenewalURL: m.RenewalURL, SendKeyMail: m.SendKeyMail,
 		CreatedAt: licentia.FormatTime(m.CreatedAt), UpdatedAt: licentia.FormatTime(m.UpdatedAt)}
 }
 

@@ -326,7 +326,8 @@ func TestDocumentConventions(t *testing.T) {
 // Retry-After header of any kind (contract: Products), so there
 // Retry-After-admin is documented but not required. Invitations have such
 // limits too (decisions: Team and roles).
-var dailyCapRoutes = map[string]bool{"POST /v1/admin/products": true, "POST /v1/admin/invitations": true}
+var dailyCapRoutes = map[string]bool{"POST /v1/admin/products": true, "POST /v1/admin/invitations": true,
+	"POST /v1/admin/licences/{id}/send-key": true}
 
 // publicStatuses are the statuses each activation route answers, from the
 // contract's activation table: status signs (503) but refuses nothing (no

@@ -20,6 +20,16 @@ type organizationJSON struct {
 	TeamPlaces teamPlacesJSON  `json:"team_places"`
 	Limits     limitsJSON      `json:"limits"`
 	CreatedAt  string          `json:"created_at"`
+	Branding   brandingJSON    `json:"branding"`
+}
+
+// brandingJSON is what customers see of the organization; display_name
+// is always set, the organization's name when no other was chosen.
+type brandingJSON struct {
+	DisplayName  string  `json:"display_name"`
+	SupportEmail *string `json:"support_email"`
+	LogoURL      *string `json:"logo_url"`
+	Accent       *string `json:"accent"`
 }
 
 type teamPlacesJSON struct {
@@ -55,6 +65,8 @@ func (s *Server) getOrganization(w http.ResponseWriter, r *http.Request) error {
 			Integrations: l.Integrations, WebhookEndpoints: l.WebhookEndpoints, TeamPlaces: l.TeamPlaces,
 		},
 		CreatedAt: licentia.FormatTime(o.CreatedAt),
+		Branding: brandingJSON{DisplayName: o.DisplayName(), SupportEmail: o.Branding.SupportEmail, LogoURL: o.Branding.LogoURL,
+			Accent: o.Branding.Accent},
 	}})
 	return nil
 }

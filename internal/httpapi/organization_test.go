@@ -33,8 +33,9 @@ func TestOrganization(t *testing.T) {
 				call:       call{method: "GET", path: "/v1/admin/organization", key: key},
 				wantStatus: http.StatusOK,
 				wantBody: fmt.Sprintf(`{"organization":{"id":%q,"name":"Org plan-%s","slug":"plan-%s","plan":%q,`+
-					`"team_places":{"limit":%d,"used":1},"limits":%s,"created_at":"2026-03-02T09:00:00.000Z"}}`,
-					o.ID, plan, plan, plan, teamPlaceLimits[plan], planLimits[plan]),
+					`"team_places":{"limit":%d,"used":1},"limits":%s,"created_at":"2026-03-02T09:00:00.000Z",`+
+					`"branding":{"display_name":"Org plan-%s","support_email":null,"logo_url":null,"accent":null}}}`,
+					o.ID, plan, plan, plan, teamPlaceLimits[plan], planLimits[plan], plan),
 			})
 		})
 	}
@@ -124,7 +125,9 @@ func TestOrganizationIsolation(t *testing.T) {
 			call:       call{method: "GET", path: "/v1/admin/organization", key: key},
 			wantStatus: http.StatusOK,
 			wantBody: fmt.Sprintf(`{"organization":{"id":%q,"name":"Org globex","slug":"globex","plan":"indie",`+
-				`"team_places":{"limit":3,"used":1},"limits":%s,"created_at":"2026-03-02T09:00:00.000Z"}}`, other.ID, planLimits[licentia.PlanIndie]),
+				`"team_places":{"limit":3,"used":1},"limits":%s,"created_at":"2026-03-02T09:00:00.000Z",`+
+				`"branding":{"display_name":"Org globex","support_email":null,"logo_url":null,"accent":null}}}`,
+				other.ID, planLimits[licentia.PlanIndie]),
 		},
 		{
 			name:       "members",

@@ -31,6 +31,7 @@ var requestStructs = map[string]any{
 	"POST /v1/admin/licences/{id}/expire":                          admin.ChangeStatus{},
 	"POST /v1/admin/licences/{id}/reinstate":                       admin.ChangeStatus{},
 	"POST /v1/admin/licences/{id}/anonymise":                       admin.Anonymise{},
+	"POST /v1/admin/licences/{id}/send-key":                        admin.SendKeyRequest{},
 	"POST /v1/activations":                                         activation.Activate{},
 	"POST /v1/activations/offline":                                 activation.OfflineActivate{},
 	"POST /v1/activations/status":                                  activation.Status{},

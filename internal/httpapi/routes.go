@@ -31,6 +31,7 @@ func (s *Server) routes() {
 	s.handle("POST /v1/admin/licences/{id}/reinstate", licentia.ScopeLicencesWrite, s.statusChange(s.admin.ReinstateLicence))
 	s.handle("POST /v1/admin/licences/{id}/anonymise", licentia.ScopeLicencesAnonymise, s.anonymiseLicence)
 	s.handle("POST /v1/admin/licences/{id}/reissue", licentia.ScopeLicencesWrite, s.reissueLicence)
+	s.handle("POST /v1/admin/licences/{id}/send-key", licentia.ScopeLicencesWrite, s.sendKey)
 	s.handle("POST /v1/admin/activations/{id}/deactivate", licentia.ScopeLicencesWrite, s.deactivateActivation)
 
 	s.public("POST /v1/activations", metrics.RouteActivate, s.activate)

@@ -91,6 +91,9 @@ const (
 	// AuditLicenceReissued records a reissued key, in the logs of both
 	// the old licence and its replacement.
 	AuditLicenceReissued = "licence.reissued"
+	// AuditLicenceKeyMailed records a key mail queued for the licence; it
+	// never holds the address.
+	AuditLicenceKeyMailed = "licence.key_mailed"
 
 	AuditActivationCreated     = "activation.created"
 	AuditActivationDeactivated = "activation.deactivated"
@@ -110,4 +113,8 @@ const (
 	AuditIntegrationWebhookSecretSet = "integration.webhook_secret_set"
 	AuditMappingSaved                = "mapping.saved"
 	AuditMappingDeleted              = "mapping.deleted"
+
+	// AuditBrandingUpdated records a change of what customers see of the
+	// organization.
+	AuditBrandingUpdated = "organization.branding_updated"
 )

@@ -61,8 +61,10 @@ type Mapping struct {
 	OnRefund          OnRefund
 	OnSubscriptionEnd OnSubscriptionEnd
 	RenewalURL        *string
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// SendKeyMail says whether a paid order mails the buyer their keys.
+	SendKeyMail bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // MaxRenewalURL is the longest renewal_url a mapping takes.

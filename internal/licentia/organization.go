@@ -12,6 +12,8 @@ type Organization struct {
 	Slug      string
 	Plan      PlanID
 	CreatedAt time.Time
+	// Branding is what customers see of the organization.
+	Branding Branding
 }
 
 // Role is a member's role. Roles are ordered so that nobody acts above their

@@ -64,6 +64,16 @@ func sameAsAPI(t *testing.T, e *env, cs *mcp.ClientSession, token, tool string, 
 	return got
 }
 
+// lic2Mail issues, through the API, a licence whose key may be mailed.
+func lic2Mail(t *testing.T, e *env, token string) string {
+	t.Helper()
+	r := e.api(t, "POST", "/v1/admin/licences", token, map[string]any{"product_id": "desk", "email": "cat@example.com"})
+	if r.status != http.StatusCreated {
+		t.Fatalf("issue: %d %s", r.status, r.body)
+	}
+	return field(t, r.body, "licence.id").(string)
+}
+
 // fixtures are what the owner's assistant works on: a product, a webhook
 // endpoint, a connected Stripe integration and a second member.
 type fixtures struct {
@@ -160,6 +170,12 @@ func TestToolsAnswerAsTheAPI(t *testing.T) {
 			}
 		}
 		same("get_licence_audit", map[string]any{"id": lic}, "GET", "/v1/admin/licences/"+lic+"/audit", nil)
+
+		// A key mailed by the assistant is queued, as through the API.
+		mailed := call(t, cs, "send_licence_key", map[string]any{"id": lic2Mail(t, e, tok)})
+		if mailed.isError || field(t, mailed.structured, "mail.status") != "queued" {
+			t.Errorf("send_licence_key = %s, want a queued mail", mailed.text)
+		}
 
 		// A machine activated by the application, freed by the assistant.
 		lic2 := licentia.NewID()

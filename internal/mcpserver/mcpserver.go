@@ -138,7 +138,7 @@ func annotations(t *tool) *mcp.ToolAnnotations {
 		a.DestructiveHint = new(t.effect == destructive)
 	}
 	// Every tool acts on the organization's own records, except an
-	// invitation, which mails someone.
+	// invitation and a key mail, which mail someone.
 	a.OpenWorldHint = new(t.mails)
 	return a
 }

@@ -72,6 +72,8 @@ var tools = []*tool{
 		in: admin.ChangeStatus{}, effect: adds, idempotent: true},
 	{name: "reissue_licence", title: "Reissue a licence's key", method: "POST", path: "/v1/admin/licences/{id}/reissue", args: byID,
 		in: admin.Reissue{}, effect: destructive},
+	{name: "send_licence_key", title: "Mail a licence's key to its customer", method: "POST", path: "/v1/admin/licences/{id}/send-key",
+		args: byID, in: admin.SendKeyRequest{}, effect: adds, mails: true},
 	{name: "deactivate_activation", title: "Free a machine's seat", method: "POST", path: "/v1/admin/activations/{id}/deactivate", args: byID,
 		effect: destructive, idempotent: true},
 

@@ -16,7 +16,8 @@ var (
 	readTools = []string{"get_organization", "list_products", "get_product", "find_licences", "count_licences", "get_licence",
 		"get_licence_audit", "list_integrations", "list_mappings", "list_webhook_endpoints", "get_webhook_endpoint",
 		"list_webhook_deliveries", "list_members", "list_invitations"}
-	licenceTools  = []string{"issue_licence", "revoke_licence", "expire_licence", "reinstate_licence", "reissue_licence", "deactivate_activation"}
+	licenceTools = []string{"issue_licence", "revoke_licence", "expire_licence", "reinstate_licence", "reissue_licence",
+		"deactivate_activation", "send_licence_key"}
 	providerTools = []string{"save_mapping", "delete_mapping"}
 	webhookTools  = []string{"retry_webhook_delivery"}
 	teamTools     = []string{"invite_member", "revoke_invitation", "change_member_role", "remove_member"}
@@ -108,8 +109,9 @@ var toolSchemas = map[string]struct{ props, required []string }{
 	"count_licences":    {[]string{"product_id", "since"}, nil},
 	"get_licence":       {[]string{"id"}, []string{"id"}},
 	"get_licence_audit": {[]string{"id"}, []string{"id"}},
-	"issue_licence": {[]string{"id", "product_id", "email", "limit_kind", "limit_count", "expires_at", "major", "external_ref", "trial"},
-		[]string{"product_id", "email"}},
+	"issue_licence": {[]string{"id", "product_id", "email", "limit_kind", "limit_count", "expires_at", "major", "external_ref", "trial",
+		"send_key_mail"}, []string{"product_id", "email"}},
+	"send_licence_key":      {[]string{"id"}, []string{"id"}},
 	"revoke_licence":        {[]string{"id", "reason"}, []string{"id", "reason"}},
 	"expire_licence":        {[]string{"id", "reason"}, []string{"id", "reason"}},
 	"reinstate_licence":     {[]string{"id", "reason"}, []string{"id", "reason"}},
@@ -118,7 +120,7 @@ var toolSchemas = map[string]struct{ props, required []string }{
 	"list_integrations":     {},
 	"list_mappings":         {[]string{"integration_id"}, []string{"integration_id"}},
 	"save_mapping": {[]string{"integration_id", "provider_product_id", "product_id", "limit_kind", "limit_count", "key_valid_days",
-		"on_refund", "on_subscription_end", "renewal_url"}, []string{"integration_id", "provider_product_id", "product_id"}},
+		"on_refund", "on_subscription_end", "renewal_url", "send_key_mail"}, []string{"integration_id", "provider_product_id", "product_id"}},
 	"delete_mapping":          {[]string{"integration_id", "provider_product_id"}, []string{"integration_id", "provider_product_id"}},
 	"list_webhook_endpoints":  {},
 	"get_webhook_endpoint":    {[]string{"id"}, []string{"id"}},

@@ -11,6 +11,7 @@ import (
 // Every read of an organization's data takes its id right after ctx, and
 // another organization's row answers exactly like a missing one.
 type Reader interface {
+	MailReader
 	Organization(ctx context.Context, orgID string) (*licentia.Organization, error)
 	OrganizationBySlug(ctx context.Context, slug string) (*licentia.Organization, error)
 	// APIKeyByPrefix finds a key by its public prefix, in any organization:

@@ -10,6 +10,7 @@ import (
 // Tx is one transaction.
 type Tx interface {
 	Reader
+	MailWriter
 	// LockOrganization serialises plan checks on one organization until the
 	// transaction ends, so of two requests racing for the last place exactly
 	// one wins, across processes.

@@ -11,13 +11,14 @@ import (
 	"github.com/licentia/licentia/internal/store"
 )
 
-const orgColumns = `id, name, slug, plan, created_at`
+const orgColumns = `id, name, slug, plan, created_at, display_name, support_email, logo_url, accent`
 
 func orgNotFound() error { return store.NotFound(licentia.CodeNotFound, "Organization") }
 
 func scanOrganization(row pgx.Row) (*licentia.Organization, error) {
 	var o licentia.Organization
-	if err := row.Scan(&o.ID, &o.Name, &o.Slug, &o.Plan, &o.CreatedAt); err != nil {
+	b := &o.Branding
+	if err := row.Scan(&o.ID, &o.Name, &o.Slug, &o.Plan, &o.CreatedAt, &b.DisplayName, &b.SupportEmail, &b.LogoURL, &b.Accent); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, orgNotFound()
 		}
@@ -85,13 +86,29 @@ func (t *tx) LockOrganization(ctx context.Context, orgID string) error {
 }
 
 func (t *tx) CreateOrganization(ctx context.Context, o *licentia.Organization) error {
-	_, err := t.tx.Exec(ctx, `INSERT INTO organizations (`+orgColumns+`) VALUES ($1, $2, $3, $4, $5)`,
-		o.ID, o.Name, o.Slug, o.Plan, ms(o.CreatedAt))
+	b := o.Branding
+	_, err := t.tx.Exec(ctx, `INSERT INTO organizations (`+orgColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		o.ID, o.Name, o.Slug, o.Plan, ms(o.CreatedAt), b.DisplayName, b.SupportEmail, b.LogoURL, b.Accent)
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "An organization with this slug already exists.")
 	}
 	if err != nil {
 		return fmt.Errorf("create organization: %w", err)
+	}
+	return nil
+}
+
+func (t *tx) SetBranding(ctx context.Context, orgID string, b licentia.Branding) error {
+	if !isID(orgID) {
+		return fmt.Errorf("set branding: %w", orgNotFound())
+	}
+	tag, err := t.tx.Exec(ctx, `UPDATE organizations SET display_name = $1, support_email = $2, logo_url = $3, accent = $4
+		WHERE id = $5`, b.DisplayName, b.SupportEmail, b.LogoURL, b.Accent, orgID)
+	if err != nil {
+		return fmt.Errorf("set branding: %w", err)
+	}
+	if tag.RowsAffected() != 1 {
+		return fmt.Errorf("set branding: %w", orgNotFound())
 	}
 	return nil
 }

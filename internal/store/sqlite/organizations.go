@@ -10,12 +10,13 @@ import (
 	"github.com/licentia/licentia/internal/store"
 )
 
-const orgColumns = `id, name, slug, plan, created_at`
+const orgColumns = `id, name, slug, plan, created_at, display_name, support_email, logo_url, accent`
 
 func scanOrganization(row interface{ Scan(...any) error }) (*licentia.Organization, error) {
 	var o licentia.Organization
 	var created int64
-	if err := row.Scan(&o.ID, &o.Name, &o.Slug, &o.Plan, &created); err != nil {
+	b := &o.Branding
+	if err := row.Scan(&o.ID, &o.Name, &o.Slug, &o.Plan, &created, &b.DisplayName, &b.SupportEmail, &b.LogoURL, &b.Accent); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, store.NotFound(licentia.CodeNotFound, "Organization")
 		}
@@ -58,13 +59,26 @@ func (r reader) Setting(ctx context.Context, name string) (string, error) {
 func (t *tx) LockOrganization(ctx context.Context, orgID string) error { return nil }
 
 func (t *tx) CreateOrganization(ctx context.Context, o *licentia.Organization) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO organizations (`+orgColumns+`) VALUES (?, ?, ?, ?, ?)`,
-		o.ID, o.Name, o.Slug, o.Plan, store.Millis(o.CreatedAt))
+	b := o.Branding
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO organizations (`+orgColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		o.ID, o.Name, o.Slug, o.Plan, store.Millis(o.CreatedAt), b.DisplayName, b.SupportEmail, b.LogoURL, b.Accent)
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "An organization with this slug already exists.")
 	}
 	if err != nil {
 		return fmt.Errorf("create organization: %w", err)
+	}
+	return nil
+}
+
+func (t *tx) SetBranding(ctx context.Context, orgID string, b licentia.Branding) error {
+	res, err := t.tx.ExecContext(ctx, `UPDATE organizations SET display_name = ?, support_email = ?, logo_url = ?, accent = ?
+		WHERE id = ?`, b.DisplayName, b.SupportEmail, b.LogoURL, b.Accent, orgID)
+	if err != nil {
+		return fmt.Errorf("set branding: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("set branding: %w", store.NotFound(licentia.CodeNotFound, "Organization"))
 	}
 	return nil
 }

@@ -1,0 +1,158 @@
+package courier
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/mail"
+	"github.com/licentia/licentia/internal/signing"
+	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/sdk"
+)
+
+// KeysURL is where a customer finds their keys again: today the console's
+// customer page, filled in with the order when the licences have one. It
+// is the one place the key mail's link is made.
+func KeysURL(publicURL string, orderID *string) string {
+	u := publicURL + "/console/purchase"
+	if orderID != nil {
+		u += "?" + url.Values{"order_id": {*orderID}}.Encode()
+	}
+	return u
+}
+
+// rendered is a claimed mail with its message, or why it will never be
+// sent (final) or cannot be sent now.
+type rendered struct {
+	m      licentia.Mail
+	msg    mail.Message
+	reason string
+	final  bool
+}
+
+// render reads what a mail is made of, as it is now, and renders it. Keys
+// are derived here, at send time, and never stored. A licence anonymised,
+// revoked or expired since the mail was queued is left out; with none
+// left the mail fails for good, saying which without naming anyone.
+func (w *Worker) render(ctx context.Context, r store.Reader, m licentia.Mail) (rendered, error) {
+	out := rendered{m: m}
+	org, err := r.Organization(ctx, m.OrgID)
+	if licentia.ErrorCode(err) == licentia.CodeNotFound {
+		out.reason, out.final = licentia.MailFailureRender, true
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	now := w.clock.Now()
+	var ls []licentia.Licence
+	anonymised := false
+	for _, id := range m.LicenceIDs {
+		l, err := r.Licence(ctx, m.OrgID, id)
+		if licentia.ErrorCode(err) == licentia.CodeLicenceNotFound {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		switch {
+		case l.AnonymisedAt != nil:
+			anonymised = true
+		case l.DerivedState(now).IsInForce():
+			ls = append(ls, *l)
+		}
+	}
+	if len(ls) == 0 {
+		out.reason, out.final = licentia.MailFailureNotInForce, true
+		if anonymised {
+			out.reason = licentia.MailFailureAnonymised
+		}
+		return out, nil
+	}
+	if licentia.CheckMailableEmail(ls[0].Email) != "" {
+		out.reason, out.final = licentia.MailFailureAddress, true
+		return out, nil
+	}
+	k := mail.KeyMail{To: ls[0].Email, Brand: brand(org), KeysURL: KeysURL(w.publicURL, ls[0].Provider.OrderID)}
+	products := map[string]*licentia.Product{}
+	for i := range ls {
+		l := &ls[i]
+		p, ok := products[l.ProductID]
+		if !ok {
+			if p, err = r.Product(ctx, m.OrgID, l.ProductID); err != nil {
+				if licentia.ErrorCode(err) == licentia.CodeProductNotFound {
+					out.reason, out.final = licentia.MailFailureRender, true
+					return out, nil
+				}
+				return out, err
+			}
+			products[l.ProductID] = p
+		}
+		key, err := licenceKey(w.keys, p, l.ID)
+		if err != nil {
+			w.log.WarnContext(ctx, "key mail not rendered: the product cannot sign", "mail_id", m.ID, "product_id", p.ID)
+			out.reason = licentia.MailFailureRender
+			return out, nil
+		}
+		k.Licences = append(k.Licences, mail.KeyLicence{Product: p.Name, Key: key, Limit: limitWords(l), Expiry: expiryWords(l, now)})
+	}
+	if out.msg, err = k.Message(); err != nil {
+		w.log.ErrorContext(ctx, "key mail not rendered", "mail_id", m.ID, "error", err.Error())
+		out.reason, out.final = licentia.MailFailureRender, true
+	}
+	return out, nil
+}
+
+// licenceKey derives a licence's key under its product's current signing
+// key, as every read of a key does.
+func licenceKey(keys *signing.Keyring, p *licentia.Product, licenceID string) (string, error) {
+	priv, err := keys.CurrentPrivate(p)
+	if err != nil {
+		return "", err
+	}
+	return sdk.SignLicenceKey(priv, p.LicenceSigningDomain, p.KeyPrefix, p.ID, licenceID)
+}
+
+// brand is what a mail shows of the organization.
+func brand(o *licentia.Organization) mail.Brand {
+	b := mail.Brand{Name: o.DisplayName()}
+	if v := o.Branding.LogoURL; v != nil {
+		b.LogoURL = *v
+	}
+	if v := o.Branding.Accent; v != nil {
+		b.Accent = *v
+	}
+	if v := o.Branding.SupportEmail; v != nil {
+		b.SupportEmail = *v
+	}
+	return b
+}
+
+// limitWords says a licence's limit as a customer reads it: "3 seats".
+func limitWords(l *licentia.Licence) string {
+	unit := "seat"
+	if l.LimitKind == licentia.LimitMachines {
+		unit = "machine"
+	}
+	if l.LimitCount != 1 {
+		unit += "s"
+	}
+	return fmt.Sprintf("%d %s", l.LimitCount, unit)
+}
+
+// expiryWords says when a licence ends, in a sentence.
+func expiryWords(l *licentia.Licence, now time.Time) string {
+	const layout = "2 January 2006 at 15:04 UTC"
+	switch {
+	case l.TrialEndsAt != nil && l.TrialEndsAt.After(now):
+		return "Trial, ends on " + l.TrialEndsAt.UTC().Format(layout) + "."
+	case l.ExpiresAt != nil:
+		return "Expires on " + l.ExpiresAt.UTC().Format(layout) + "."
+	case l.Provider.SubscriptionID != nil:
+		return "Runs as long as your subscription."
+	}
+	return "Does not expire."
+}
