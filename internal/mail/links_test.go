@@ -33,15 +33,13 @@ func TestTextPartKeepsLinksWhole(t *testing.T) {
 		t.Errorf("text part = %q, want the name spelt as given", got[0].Text)
 	}
 
-	be := &server{}
-	addr, pool := startServer(t, be, false)
-	if err := newSMTP(t, "smtp://"+testUser+":s3cret%3Apass@"+addr, pool).Send(t.Context(), m); err != nil {
+	srv := mailtest.StartSMTP(t)
+	if err := newSMTP(t, srv.URL(), srv.Roots).Send(t.Context(), m); err != nil {
 		t.Fatalf("SMTP.Send() error = %v", err)
 	}
-	be.mu.Lock()
-	defer be.mu.Unlock()
-	if len(be.messages) != 1 {
-		t.Fatalf("server got %d messages, want 1", len(be.messages))
+	received := srv.Received()
+	if len(received) != 1 {
+		t.Fatalf("server got %d messages, want 1", len(received))
 	}
-	mailtest.Parse(t, be.messages[0].data).CheckStandalone(t, longLink)
+	mailtest.Parse(t, received[0].Data).CheckStandalone(t, longLink)
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -18,10 +19,11 @@ import (
 	"github.com/emersion/go-smtp"
 )
 
-// SMTP user and password the server takes.
+// SMTP user and password the server takes; the password holds a colon,
+// which a URL must escape.
 const (
 	User     = "licentia"
-	Password = "s3cret"
+	Password = "s3cret:pass"
 )
 
 // Received is one message the server accepted.
@@ -35,6 +37,7 @@ type Received struct {
 // started again on the same address, as a mail server that goes down.
 type Server struct {
 	addr  string
+	opts  Options
 	Roots *x509.CertPool
 	cert  tls.Certificate
 
@@ -44,10 +47,26 @@ type Server struct {
 	received []Received
 }
 
+// Options change how a server behaves.
+type Options struct {
+	// Implicit serves TLS from the first byte (smtps://) instead of
+	// offering STARTTLS.
+	Implicit bool
+	// Reject refuses every recipient, as a mailbox that does not exist.
+	Reject bool
+}
+
 // StartSMTP starts a server, stopped when the test ends.
 func StartSMTP(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{}
+	return StartSMTPWith(t, Options{})
+}
+
+// StartSMTPWith starts a server behaving as o says, stopped when the test
+// ends.
+func StartSMTPWith(t testing.TB, o Options) *Server {
+	t.Helper()
+	s := &Server{opts: o}
 	s.cert, s.Roots = selfSigned(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -60,7 +79,16 @@ func StartSMTP(t testing.TB) *Server {
 }
 
 // URL is the LICENTIA_SMTP_URL of the server.
-func (s *Server) URL() string { return "smtp://" + User + ":" + Password + "@" + s.addr }
+func (s *Server) URL() string {
+	scheme := "smtp"
+	if s.opts.Implicit {
+		scheme = "smtps"
+	}
+	return (&url.URL{Scheme: scheme, User: url.UserPassword(User, Password), Host: s.addr}).String()
+}
+
+// Addr is the server's address, host and port.
+func (s *Server) Addr() string { return s.addr }
 
 // Received returns the messages accepted so far.
 func (s *Server) Received() []Received {
@@ -102,6 +130,9 @@ func (s *Server) serve(ln net.Listener) {
 	srv.ReadTimeout = 10 * time.Second
 	srv.WriteTimeout = 10 * time.Second
 	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{s.cert}}
+	if s.opts.Implicit {
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
 	s.mu.Lock()
 	s.srv, s.ln = srv, ln
 	s.mu.Unlock()
@@ -139,6 +170,9 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 }
 
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	if ss.s.opts.Reject {
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such mailbox"}
+	}
 	ss.to = to
 	return nil
 }
