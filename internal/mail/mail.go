@@ -46,7 +46,9 @@ const maxLine = 998
 // build composes the RFC 5322 message both senders hand over. Errors name
 // the field, never its value.
 func build(from string, m Message) (*gomail.Msg, error) {
-	msg := gomail.NewMsg()
+	// No User-Agent or X-Mailer: a customer's mail names the maker, and
+	// no library of ours.
+	msg := gomail.NewMsg(gomail.WithNoDefaultUserAgent())
 	if err := setFrom(msg, from, m.FromName); err != nil {
 		return nil, err
 	}

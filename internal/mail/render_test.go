@@ -65,6 +65,11 @@ func TestKeyMail(t *testing.T) {
 	}
 	got := raw[0]
 	got.CheckStandalone(t, keyA, keyB, k.KeysURL, "Sync <Pro>", "Limit: 3 seats", "help@zoe.example")
+	for _, h := range []string{"User-Agent", "X-Mailer"} {
+		if v := got.Header.Get(h); v != "" {
+			t.Errorf("%s = %q, want none: a customer's mail names the maker only", h, v)
+		}
+	}
 	from, err := got.Header.AddressList("From")
 	if err != nil || len(from) != 1 || from[0].Name != "Zoë's Photo Tools" || from[0].Address != "licences@service.example" {
 		t.Errorf("From = %q (%v), want the display name at the service's address", got.Header.Get("From"), err)
