@@ -48,6 +48,13 @@ func (s *Service) ActivateOffline(ctx context.Context, in OfflineActivate) (*Res
 	return s.Activate(ctx, in.activation())
 }
 
+// ActivateOfflineFor runs an offline activation a customer uploads on a
+// page of theirs (the customer portal): the same as ActivateOffline,
+// audited as the customer rather than the application.
+func (s *Service) ActivateOfflineFor(ctx context.Context, actor licentia.Actor, in OfflineActivate) (*Result, error) {
+	return s.activate(ctx, actor, in.activation())
+}
+
 // offlineAnswer is the answer of POST /v1/activations/offline, which the
 // application imports; a page that takes the request file offers the same
 // document for download.

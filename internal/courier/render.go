@@ -106,7 +106,7 @@ func (w *Worker) render(ctx context.Context, r store.Reader, m licentia.Mail) (r
 			out.reason = licentia.MailFailureRender
 			return out, nil
 		}
-		k.Licences = append(k.Licences, mail.KeyLicence{Product: p.Name, Key: key, Limit: limitWords(l), Expiry: expiryWords(l, now)})
+		k.Licences = append(k.Licences, mail.KeyLicence{Product: p.Name, Key: key, Limit: LimitWords(l), Expiry: ExpiryWords(l, now)})
 	}
 	if out.msg, err = k.Message(); err != nil {
 		w.log.ErrorContext(ctx, "key mail not rendered", "mail_id", m.ID, "error", err.Error())
@@ -175,8 +175,9 @@ func brand(o *licentia.Organization) mail.Brand {
 	return b
 }
 
-// limitWords says a licence's limit as a customer reads it: "3 seats".
-func limitWords(l *licentia.Licence) string {
+// LimitWords says a licence's limit as a customer reads it: "3 seats".
+// Mails and the customer portal say it alike.
+func LimitWords(l *licentia.Licence) string {
 	unit := "seat"
 	if l.LimitKind == licentia.LimitMachines {
 		unit = "machine"
@@ -187,8 +188,8 @@ func limitWords(l *licentia.Licence) string {
 	return fmt.Sprintf("%d %s", l.LimitCount, unit)
 }
 
-// expiryWords says when a licence ends, in a sentence.
-func expiryWords(l *licentia.Licence, now time.Time) string {
+// ExpiryWords says when a licence ends, in a sentence.
+func ExpiryWords(l *licentia.Licence, now time.Time) string {
 	const layout = "2 January 2006 at 15:04 UTC"
 	switch {
 	case l.TrialEndsAt != nil && l.TrialEndsAt.After(now):
