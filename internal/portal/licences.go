@@ -1,8 +1,8 @@
 package portal
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 

@@ -3,8 +3,8 @@ package portal
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
