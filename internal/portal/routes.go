@@ -13,7 +13,7 @@ import (
 // refused before anything is read.
 func (s *Server) routes() {
 	static, _ := fs.Sub(files, "static")
-	s.mux.Handle("GET /portal/assets/", http.StripPrefix("/portal/assets/", http.FileServerFS(static)))
+	s.mux.Handle("GET /portal/assets/portal.css", http.StripPrefix("/portal/assets/", http.FileServerFS(static)))
 	s.mux.Handle("GET /portal/{org}/brand.css", s.public(s.brandStyle))
 	s.mux.Handle("GET /portal/{org}/{$}", s.public(s.home))
 	s.form("POST /portal/{org}/sign-in", s.public(s.sendLink))
