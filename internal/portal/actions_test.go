@@ -94,8 +94,10 @@ func TestActions(t *testing.T) {
 		up := c.upload(t, "/portal/acme/offline", file)
 		wantStatus(t, "offline", up, http.StatusOK)
 		var answer struct {
-			Activation struct{ MachineID string `json:"machine_id"` } `json:"activation"`
-			Verdict    string `json:"verdict"`
+			Activation struct {
+				MachineID string `json:"machine_id"`
+			} `json:"activation"`
+			Verdict string `json:"verdict"`
 		}
 		if err := json.Unmarshal([]byte(up.body), &answer); err != nil || answer.Activation.MachineID != "offline-1" || answer.Verdict == "" ||
 			!strings.Contains(up.header.Get("Content-Disposition"), "attachment") {
