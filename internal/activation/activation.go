@@ -112,6 +112,11 @@ func refused(l *licentia.Licence, now time.Time) error {
 // Of machines racing for the last seat exactly one wins: the licence row is
 // locked while its live activations are counted.
 func (s *Service) Activate(ctx context.Context, in Activate) (*Result, error) {
+	return s.activate(ctx, licentia.Actor{Type: licentia.ActorApplication}, in)
+}
+
+// activate is Activate, audited as actor.
+func (s *Service) activate(ctx context.Context, actor licentia.Actor, in Activate) (*Result, error) {
 	if err := in.Validate().Err(); err != nil {
 		return nil, err
 	}
@@ -155,7 +160,7 @@ func (s *Service) Activate(ctx context.Context, in Activate) (*Result, error) {
 		}
 		l.LiveActivations++
 		res.Activation, res.Created = a, true
-		return events.Record(ctx, tx, licentia.Actor{Type: licentia.ActorApplication}, l, a, licentia.AuditActivationCreated, licentia.EventActivationCreated, now, events.ActivationData(l, a))
+		return events.Record(ctx, tx, actor, l, a, licentia.AuditActivationCreated, licentia.EventActivationCreated, now, events.ActivationData(l, a))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)

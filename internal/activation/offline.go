@@ -2,8 +2,10 @@ package activation
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 
+	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/sdk"
 )
@@ -44,4 +46,29 @@ func (in *OfflineActivate) activation() Activate {
 // answer as Activate, which it runs.
 func (s *Service) ActivateOffline(ctx context.Context, in OfflineActivate) (*Result, error) {
 	return s.Activate(ctx, in.activation())
+}
+
+// ActivateOfflineFor runs an offline activation a customer uploads on a
+// page of theirs (the customer portal): the same as ActivateOffline,
+// audited as the customer rather than the application.
+func (s *Service) ActivateOfflineFor(ctx context.Context, actor licentia.Actor, in OfflineActivate) (*Result, error) {
+	return s.activate(ctx, actor, in.activation())
+}
+
+// offlineAnswer is the answer of POST /v1/activations/offline, which the
+// application imports; a page that takes the request file offers the same
+// document for download.
+type offlineAnswer struct {
+	Activation events.Activation `json:"activation"`
+	Verdict    string            `json:"verdict"`
+}
+
+// AnswerFile is the document an offline activation's answer file holds:
+// the API's answer, one line of JSON.
+func (res *Result) AnswerFile() ([]byte, error) {
+	out, err := json.Marshal(offlineAnswer{Activation: events.ActivationOf(res.Activation), Verdict: res.Verdict})
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '\n'), nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/oauth"
+	"github.com/licentia/licentia/internal/portal"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 )
@@ -53,13 +54,17 @@ func JobSteps(st store.Store, clk clock.Clock) map[string]func(context.Context) 
 	if err != nil {
 		panic(err)
 	}
+	customers, err := portal.New(portal.Options{Store: st, Admin: svc, Keys: keys, Clock: clk, Logger: log})
+	if err != nil {
+		panic(err)
+	}
 	authz := oauth.New(oauth.Options{Store: st, Clock: clk, Logger: log})
 	cat := signing.NewCatalogue(st, clk, log)
 	act := activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: 24 * time.Hour, Logger: log})
 	api := httpapi.New(httpapi.Options{Store: st, Admin: svc, Activation: act, Auth: auth.NewAuthenticator(st, clk), Clock: clk, Logger: log})
 	out := map[string]func(context.Context) error{}
 	mailer := courier.New(courier.Options{Store: st, Clock: clk, Keys: keys, Sender: mail.NewOutbox(os.DevNull, ""), Logger: log})
-	for _, j := range jobs(st, svc, act, cat, worker, mailer, cons, authz, api, clk) {
+	for _, j := range jobs(st, svc, act, cat, worker, mailer, cons, customers, authz, api, clk) {
 		out[j.name] = j.step
 	}
 	return out

@@ -15,6 +15,7 @@ import (
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/httpapi"
 	"github.com/licentia/licentia/internal/oauth"
+	"github.com/licentia/licentia/internal/portal"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/webhooks"
@@ -29,7 +30,7 @@ type job struct {
 }
 
 func jobs(st store.Store, svc *admin.Service, act *activation.Service, cat *signing.Catalogue, worker *webhooks.Worker,
-	mailer *courier.Worker, cons *console.Server, authz *oauth.Service, api *httpapi.Server, clk clock.Clock) []job {
+	mailer *courier.Worker, cons *console.Server, customers *portal.Server, authz *oauth.Service, api *httpapi.Server, clk clock.Clock) []job {
 	return []job{
 		{"catalogue", signing.RefreshInterval, cat.Refresh},
 		{"licence sweep", time.Minute, func(ctx context.Context) error {
@@ -56,6 +57,11 @@ func jobs(st store.Store, svc *admin.Service, act *activation.Service, cat *sign
 		// table small.
 		{"session clean-up", time.Hour, func(ctx context.Context) error {
 			_, err := cons.SweepSessions(ctx)
+			return err
+		}},
+		// Portal sign-in links and sessions likewise.
+		{"portal clean-up", time.Hour, func(ctx context.Context) error {
+			_, err := customers.Sweep(ctx)
 			return err
 		}},
 		// Expired codes are refused when read; this only keeps the table

@@ -45,6 +45,7 @@ func TestServeJobs(t *testing.T) {
 	want := map[string]time.Duration{
 		"catalogue": signing.RefreshInterval, "licence sweep": time.Minute,
 		"webhook deliveries": time.Second, "customer mail": time.Second, "event clean-up": time.Hour, "session clean-up": time.Hour,
+		"portal clean-up":             time.Hour,
 		"authorization code clean-up": time.Hour, "idempotency key clean-up": time.Hour, "lease sweep": 30 * time.Second,
 		"idempotency key settling": time.Second,
 	}

@@ -97,7 +97,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		return nil, err
 	}
 	a := &App{cfg: cfg, log: log, store: st, release: release, listener: ln, debug: debug, metrics: metricsSrv, mail: ops.mail,
-		jobs: jobs(st, ops.admin, ops.activation, ops.cat, ops.worker, ops.mailer, doors.console, doors.oauth, doors.api, ops.clock),
+		jobs: jobs(st, ops.admin, ops.activation, ops.cat, ops.worker, ops.mailer, doors.console, doors.portal, doors.oauth, doors.api, ops.clock),
 		http: newHTTPServer(doors.handler(), log)}
 	log.Info("licentia listening", "addr", ln.Addr().String(), "build", build.Read(), "config", cfg.Redacted())
 	return a, nil
@@ -117,13 +117,14 @@ func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
 }
 
 // mount serves the web console at /console/ (and / redirecting
-// there), the MCP server at /mcp, the authorization server's metadata and
+// there), the customer portal at /portal/, the MCP server at /mcp, the authorization server's metadata and
 // endpoints, with /oauth/authorize in the console, whose sessions it needs,
 // and the API everywhere else.
-func mount(api, console, assistants, authz http.Handler) http.Handler {
+func mount(api, console, customers, assistants, authz http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
 	mux.Handle("/console/", console)
+	mux.Handle("/portal/", customers)
 	mux.Handle("GET /{$}", console)
 	mux.Handle(mcpserver.Path, assistants)
 	mux.Handle("/oauth/", authz)

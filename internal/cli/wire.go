@@ -22,6 +22,7 @@ import (
 	"github.com/licentia/licentia/internal/mcpserver"
 	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/oauth"
+	"github.com/licentia/licentia/internal/portal"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/signing"
@@ -149,6 +150,7 @@ type operations struct {
 	purchases  *purchase.Service
 	auth       *auth.Authenticator
 	activation *activation.Service
+	keys       *signing.Keyring
 }
 
 // newOperations wires the operations on st, with the signing keys sealed
@@ -190,7 +192,7 @@ func newOperations(ctx context.Context, cfg config.Config, log *slog.Logger, st 
 	// Mail to customers is rendered and sent by the courier, beside the
 	// webhook worker; invitations are sent by the admin service directly.
 	mailer := courier.New(courier.Options{Store: st, Clock: clk, Keys: keys, Sender: sender, PublicURL: cfg.PublicURL(), Logger: log})
-	return &operations{store: st, clock: clk, log: log, metrics: m, cat: cat, mail: sender, admin: svc, worker: worker, mailer: mailer,
+	return &operations{store: st, clock: clk, log: log, metrics: m, cat: cat, keys: keys, mail: sender, admin: svc, worker: worker, mailer: mailer,
 		limiter: limiter, ready: ready, purchases: purchases, auth: authn, activation: act}, nil
 }
 
@@ -200,6 +202,7 @@ type frontDoors struct {
 	api        *httpapi.Server
 	oauth      *oauth.Service
 	console    *console.Server
+	portal     *portal.Server
 	assistants *mcpserver.Server
 }
 
@@ -227,6 +230,12 @@ func newFrontDoors(cfg config.Config, ops *operations) (*frontDoors, error) {
 	if err != nil {
 		return nil, err
 	}
+	customers, err := portal.New(portal.Options{Store: ops.store, Admin: ops.admin, Activation: ops.activation, Keys: ops.keys,
+		Clock: ops.clock, Limiter: ops.limiter, Logger: ops.log, BaseURL: cfg.PublicURL(), TrustedProxies: cfg.TrustedProxies,
+		DatabaseTimeout: cfg.DatabaseTimeout, Metrics: ops.metrics})
+	if err != nil {
+		return nil, err
+	}
 	// The MCP server calls the API in-process, handed over here so that
 	// neither imports the other.
 	assistants, err := mcpserver.New(mcpserver.Options{API: srv, Document: httpapi.OpenAPI, Auth: ops.auth,
@@ -235,10 +244,10 @@ func newFrontDoors(cfg config.Config, ops *operations) (*frontDoors, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &frontDoors{api: srv, oauth: authz, console: cons, assistants: assistants}, nil
+	return &frontDoors{api: srv, oauth: authz, console: cons, portal: customers, assistants: assistants}, nil
 }
 
 // handler serves every front door on the service's one address.
 func (d *frontDoors) handler() http.Handler {
-	return mount(d.api, d.console.Handler(), d.assistants, d.oauth.Handler())
+	return mount(d.api, d.console.Handler(), d.portal.Handler(), d.assistants, d.oauth.Handler())
 }

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -20,6 +21,10 @@ type purchasePage struct {
 	// Purchase is set once a lookup matched.
 	Purchase *purchase.Purchase
 	Licences []purchaseLicence
+	// Portal is the path of the customer portal of the purchase's
+	// organization, where the buyer signs in to manage every licence of
+	// theirs.
+	Portal string
 }
 
 type purchaseLicence struct {
@@ -100,6 +105,13 @@ func (s *Server) provePurchase(w http.ResponseWriter, r *http.Request) (page pur
 		return page, true, s.refusePurchase(w, r, "lookup", page, err)
 	}
 	page.Purchase = found
+	if len(found.Licences) > 0 {
+		org, err := s.store.Organization(ctx, found.Licences[0].Licence.OrgID)
+		if err != nil {
+			return page, true, err
+		}
+		page.Portal = "/portal/" + url.PathEscape(org.Slug) + "/"
+	}
 	page.Licences, err = s.machines(ctx, found)
 	return page, err != nil, err
 }

@@ -142,7 +142,7 @@ func TestCustomerPageByKey(t *testing.T) {
 		proof := url.Values{"email": {"Buyer@example.com"}, "order_id": {""}, "licence_key": {" " + strings.ToLower(*v.Key) + " "}}
 		found := c.post(t, "/console/purchase", proof)
 		wantStatus(t, "lookup by key", found, http.StatusOK)
-		for _, want := range []string{*v.Key, "Your licence", "machine-a"} {
+		for _, want := range []string{*v.Key, "Your licence", "machine-a", `href="/portal/acme/"`} {
 			if !strings.Contains(found.body, want) {
 				t.Errorf("purchase page lacks %q:\n%s", want, found.body)
 			}

@@ -13,16 +13,22 @@ import (
 	"github.com/licentia/licentia/sdk"
 )
 
-// KeysURL is where a customer finds their keys again: today the console's
-// customer page, filled in with the order when the licences have one. It
-// is the one place the key mail's link is made.
-func KeysURL(publicURL string, orderID *string) string {
-	u := publicURL + "/console/purchase"
-	if orderID != nil {
-		u += "?" + url.Values{"order_id": {*orderID}}.Encode()
-	}
-	return u
+// KeysURL is where a customer finds their keys again: the customer portal
+// of the organization whose slug is orgSlug. It is the one place the key
+// mail's link is made.
+func KeysURL(publicURL, orgSlug string) string {
+	return publicURL + "/portal/" + url.PathEscape(orgSlug) + "/"
 }
+
+// SignInURL is the link a portal sign-in mail carries: the portal's page
+// that signs in with token.
+func SignInURL(publicURL, orgSlug, token string) string {
+	return KeysURL(publicURL, orgSlug) + "sign-in/" + url.PathEscape(token)
+}
+
+// SignInPurpose is the purpose portal sign-in tokens are derived for
+// (signing.Keyring.LinkToken).
+const SignInPurpose = "portal-sign-in"
 
 // rendered is a claimed mail with its message, or why it will never be
 // sent (final) or cannot be sent now.
@@ -46,6 +52,9 @@ func (w *Worker) render(ctx context.Context, r store.Reader, m licentia.Mail) (r
 	}
 	if err != nil {
 		return out, err
+	}
+	if m.Kind == licentia.MailPortalSignIn {
+		return w.renderSignIn(ctx, r, org, out)
 	}
 	now := w.clock.Now()
 	var ls []licentia.Licence
@@ -76,7 +85,7 @@ func (w *Worker) render(ctx context.Context, r store.Reader, m licentia.Mail) (r
 		out.reason, out.final = licentia.MailFailureAddress, true
 		return out, nil
 	}
-	k := mail.KeyMail{To: ls[0].Email, Brand: brand(org), KeysURL: KeysURL(w.publicURL, ls[0].Provider.OrderID)}
+	k := mail.KeyMail{To: ls[0].Email, Brand: brand(org), KeysURL: KeysURL(w.publicURL, org.Slug)}
 	products := map[string]*licentia.Product{}
 	for i := range ls {
 		l := &ls[i]
@@ -97,10 +106,45 @@ func (w *Worker) render(ctx context.Context, r store.Reader, m licentia.Mail) (r
 			out.reason = licentia.MailFailureRender
 			return out, nil
 		}
-		k.Licences = append(k.Licences, mail.KeyLicence{Product: p.Name, Key: key, Limit: limitWords(l), Expiry: expiryWords(l, now)})
+		k.Licences = append(k.Licences, mail.KeyLicence{Product: p.Name, Key: key, Limit: LimitWords(l), Expiry: ExpiryWords(l, now)})
 	}
 	if out.msg, err = k.Message(); err != nil {
 		w.log.ErrorContext(ctx, "key mail not rendered", "mail_id", m.ID, "error", err.Error())
+		out.reason, out.final = licentia.MailFailureRender, true
+	}
+	return out, nil
+}
+
+// renderSignIn renders a portal sign-in mail: the link's token is derived
+// here, from the link's id, which is the mail's. A link used or expired
+// before its mail goes out is not mailed.
+func (w *Worker) renderSignIn(ctx context.Context, r store.Reader, org *licentia.Organization, out rendered) (rendered, error) {
+	l, err := r.PortalLink(ctx, out.m.OrgID, out.m.ID)
+	if licentia.ErrorCode(err) == licentia.CodeNotFound {
+		out.reason, out.final = licentia.MailFailureLinkExpired, true
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	if l.UsedAt != nil || !w.clock.Now().Before(l.ExpiresAt) {
+		out.reason, out.final = licentia.MailFailureLinkExpired, true
+		return out, nil
+	}
+	if licentia.CheckMailableEmail(l.Email) != "" {
+		out.reason, out.final = licentia.MailFailureAddress, true
+		return out, nil
+	}
+	token, err := w.keys.LinkToken(SignInPurpose, l.ID)
+	if err != nil {
+		w.log.WarnContext(ctx, "sign-in mail not rendered: no master key", "mail_id", out.m.ID)
+		out.reason = licentia.MailFailureRender
+		return out, nil
+	}
+	sm := mail.SignInMail{To: l.Email, Brand: brand(org), Link: SignInURL(w.publicURL, org.Slug, token),
+		Expires: l.ExpiresAt.UTC().Format("2 January 2006 at 15:04 UTC")}
+	if out.msg, err = sm.Message(); err != nil {
+		w.log.ErrorContext(ctx, "sign-in mail not rendered", "mail_id", out.m.ID, "error", err.Error())
 		out.reason, out.final = licentia.MailFailureRender, true
 	}
 	return out, nil
@@ -131,8 +175,9 @@ func brand(o *licentia.Organization) mail.Brand {
 	return b
 }
 
-// limitWords says a licence's limit as a customer reads it: "3 seats".
-func limitWords(l *licentia.Licence) string {
+// LimitWords says a licence's limit as a customer reads it: "3 seats".
+// Mails and the customer portal say it alike.
+func LimitWords(l *licentia.Licence) string {
 	unit := "seat"
 	if l.LimitKind == licentia.LimitMachines {
 		unit = "machine"
@@ -143,8 +188,8 @@ func limitWords(l *licentia.Licence) string {
 	return fmt.Sprintf("%d %s", l.LimitCount, unit)
 }
 
-// expiryWords says when a licence ends, in a sentence.
-func expiryWords(l *licentia.Licence, now time.Time) string {
+// ExpiryWords says when a licence ends, in a sentence.
+func ExpiryWords(l *licentia.Licence, now time.Time) string {
 	const layout = "2 January 2006 at 15:04 UTC"
 	switch {
 	case l.TrialEndsAt != nil && l.TrialEndsAt.After(now):

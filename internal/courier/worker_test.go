@@ -50,7 +50,7 @@ func TestSendsKeyMail(t *testing.T) {
 			t.Fatalf("outbox holds %d mails, want 1", len(raws)-1)
 		}
 		for _, raw := range raws {
-			raw.CheckStandalone(t, *a.Key, *b.Key, publicURL+"/console/purchase")
+			raw.CheckStandalone(t, *a.Key, *b.Key, publicURL+"/portal/"+e.org.Slug+"/")
 			if from, err := raw.Header.AddressList("From"); err != nil || from[0].Name != "Acme Photo Tools" {
 				t.Errorf("From = %q, want the display name", raw.Header.Get("From"))
 			}

@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 
@@ -74,7 +73,7 @@ func TestStripeOrderMailsKeys(t *testing.T) {
 			if to := m.Header.Get("To"); !strings.Contains(to, buyerEmail) {
 				t.Errorf("To = %q, want the buyer", to)
 			}
-			link := testBaseURL + "/console/purchase?" + url.Values{"order_id": {"pi_test_1"}}.Encode()
+			link := testBaseURL + "/portal/acme/"
 			m.CheckStandalone(t, e.keyOf(t, ls[0].ID), e.keyOf(t, ls[1].ID), link, "Limit: 2 seats", "Limit: 3 machines")
 			if from, err := m.Header.AddressList("From"); err != nil || from[0].Name != "Org acme" {
 				t.Errorf("From = %q, want the organization's display name", m.Header.Get("From"))

@@ -97,6 +97,9 @@ const (
 
 	AuditActivationCreated     = "activation.created"
 	AuditActivationDeactivated = "activation.deactivated"
+	// AuditActivationRenamed records a machine's label changed by hand
+	// (the customer portal); no event goes with it.
+	AuditActivationRenamed = "activation.renamed"
 
 	AuditWebhookEndpointCreated = "webhook_endpoint.created"
 	// AuditWebhookEndpointUpdated records a change of an endpoint, by the

@@ -39,6 +39,10 @@ const (
 	// MailFailureRender: the mail could not be put together (a product
 	// that can no longer sign, say).
 	MailFailureRender = "not_rendered"
+	// MailFailureLinkExpired: a portal sign-in link expired or was used
+	// before its mail went out; a link that no longer signs in is not
+	// mailed.
+	MailFailureLinkExpired = "link_expired"
 )
 
 // Mail is one mail to a customer, queued in the transaction of the change

@@ -33,7 +33,7 @@ type kind struct {
 
 // kinds are parsed once, from files embedded in the binary: a template
 // that does not parse fails every test, never a send.
-var kinds = parseKinds("key", "invitation")
+var kinds = parseKinds("key", "invitation", "portal_sign_in")
 
 func parseKinds(names ...string) map[string]kind {
 	out := make(map[string]kind, len(names))
@@ -118,5 +118,24 @@ func (i InvitationMail) Message() (Message, error) {
 	i.Brand = i.Brand.withDefaults()
 	m, err := render("invitation", i.To, i.Brand, i)
 	m.ReplyTo = ""
+	return m, err
+}
+
+// SignInMail carries a one-time link that signs a customer in to an
+// organization's customer portal. The link stands on a line of its own in
+// the text part.
+type SignInMail struct {
+	To    string
+	Brand Brand
+	Link  string
+	// Expires is when the link stops working, in words.
+	Expires string
+}
+
+// Message renders the sign-in mail, from the organization's display name.
+func (s SignInMail) Message() (Message, error) {
+	s.Brand = s.Brand.withDefaults()
+	m, err := render("portal_sign_in", s.To, s.Brand, s)
+	m.FromName = s.Brand.Name
 	return m, err
 }

@@ -142,3 +142,31 @@ func TestLongLineFallsBack(t *testing.T) {
 		t.Errorf("text part %s, decoded %d bytes, want quoted-printable holding the line", got.TextCTE, len(got.Text))
 	}
 }
+
+// TestSignInMail: the portal's sign-in mail comes from the organization's
+// display name, and its link stands whole on its own line in the raw
+// message.
+func TestSignInMail(t *testing.T) {
+	link := "https://licences.zoe.example/portal/zoe-photo/sign-in/" + strings.Repeat("Ab_9-", 9)
+	s := mail.SignInMail{To: "ada@example.org", Brand: mail.Brand{Name: "Zoë's Photo Tools", SupportEmail: "help@zoe.example"},
+		Link: link, Expires: "1 March 2026 at 12:15 UTC"}
+	m, err := s.Message()
+	if err != nil {
+		t.Fatalf("Message() error = %v", err)
+	}
+	if m.Subject != "Sign in to Zoë's Photo Tools" || m.FromName != "Zoë's Photo Tools" || m.ReplyTo != "help@zoe.example" {
+		t.Errorf("Subject = %q, FromName %q, ReplyTo %q", m.Subject, m.FromName, m.ReplyTo)
+	}
+	dir := t.TempDir()
+	if err := mail.NewOutbox(dir, "").Send(t.Context(), m); err != nil {
+		t.Fatalf("Send() error = %v", err)
+	}
+	raw := mailtest.Outbox(t, dir)
+	if len(raw) != 1 {
+		t.Fatalf("outbox holds %d messages, want 1", len(raw))
+	}
+	raw[0].CheckStandalone(t, link)
+	if !strings.Contains(raw[0].HTML, `href="`+link+`"`) || strings.Count(raw[0].Text, "Licentia") != 1 {
+		t.Errorf("HTML part does not link %s, or the text names Licentia more than once:\n%s", link, raw[0].Text)
+	}
+}

@@ -31,6 +31,12 @@ var (
 	// address: an AI assistant registers once per installation, and each
 	// registration is a row kept for good.
 	OAuthRegister = Rule{Name: "oauth_register", Limit: 20, Window: time.Hour}
+
+	// Customer portal sign-in links mailed, per address (email) and per
+	// client address: each is a mail sent in the maker's name, so a
+	// stranger cannot flood an inbox with them.
+	PortalEmail   = Rule{Name: "portal_email", Limit: 3, Window: time.Hour}
+	PortalAddress = Rule{Name: "portal", Limit: 20, Window: time.Hour}
 )
 
 // Result is the outcome of counting one request.

@@ -28,6 +28,8 @@ type MasterKey struct {
 	_           [0]func() // not comparable
 	aead        cipher.AEAD
 	fingerprint string
+	// links is the HMAC key link tokens are derived with (LinkToken).
+	links []byte
 }
 
 // String returns REDACTED.
@@ -62,8 +64,12 @@ func NewMasterKey(raw []byte) (*MasterKey, error) {
 	if err != nil {
 		return nil, err
 	}
+	links, err := hkdf.Key(sha256.New, raw, nil, "licentia/master-key/links/v1", 32)
+	if err != nil {
+		return nil, err
+	}
 	sum := sha256.Sum256(append([]byte("licentia/master-key/fingerprint/v1\x00"), raw...))
-	return &MasterKey{aead: aead, fingerprint: hex.EncodeToString(sum[:8])}, nil
+	return &MasterKey{aead: aead, fingerprint: hex.EncodeToString(sum[:8]), links: links}, nil
 }
 
 // LoadMasterKey reads a master key file.

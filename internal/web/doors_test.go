@@ -11,8 +11,8 @@ import (
 const module = "github.com/licentia/licentia/internal/"
 
 // doors are the front doors: each decodes what its callers send and answers
-// in its own way, over the same operations. The customer portal joins them.
-var doors = []string{"httpapi", "console", "oauth", "mcpserver"}
+// in its own way, over the same operations.
+var doors = []string{"httpapi", "console", "oauth", "mcpserver", "portal"}
 
 // TestFrontDoorsImportNoOther: no front door depends on another, directly or
 // through a third package, and each takes the plumbing they share from web,

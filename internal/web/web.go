@@ -1,6 +1,6 @@
 // Package web is the HTTP plumbing the front doors share: the API
 // (httpapi), the console, the OAuth authorization server, the MCP server
-// and, later, the customer portal. It gives each request its id and watches
+// and the customer portal. It gives each request its id and watches
 // it (access log, metrics, panic recovery), finds the client's address
 // behind trusted proxies, maps a contract code to its HTTP status, marks a
 // request made in-process for an AI assistant, and decodes request bodies,

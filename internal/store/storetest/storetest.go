@@ -119,6 +119,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LoginLinks", testLoginLinks},
 		{"Sessions", testSessions},
 		{"DeleteStaleSessions", testDeleteStaleSessions},
+		{"PortalLinks", testPortalLinks},
+		{"PortalSessions", testPortalSessions},
 		{"AssistantTokens", testAssistantTokens},
 		{"UseAssistantToken", testUseAssistantToken},
 		{"UseAssistantTokenRace", testUseAssistantTokenRace},
