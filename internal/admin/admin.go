@@ -32,6 +32,8 @@ type Service struct {
 	providers map[providers.Name]providers.Provider
 	mail      mail.Sender
 	metrics   *metrics.Metrics
+	// localTags signs list cursors when there is no master key.
+	localTags *signing.MasterKey
 }
 
 // Options are the dependencies of a Service.
@@ -65,7 +67,7 @@ type Options struct {
 func New(o Options) *Service {
 	return &Service{store: o.Store, clock: o.Clock, plans: o.Plans, keys: o.Keys, catalogue: o.Catalogue,
 		baseURL: o.BaseURL, log: o.Logger, providers: o.Providers, mail: o.Mail, publicURL: o.PublicURL,
-		metrics: o.Metrics}
+		metrics: o.Metrics, localTags: newLocalTags()}
 }
 
 // limits returns the limits of an organization's plan.

@@ -220,9 +220,20 @@ type FindQuery struct {
 }
 
 // Validate reports every problem of a find: at least one of email, q and
-// external_ref, so every find starts from an index; external_ref only
-// within a product; and each value's length and shape.
+// external_ref, so every find starts from an index; and the filters' own
+// problems (validateFilters).
 func (f *FindQuery) Validate() licentia.Issues {
+	is := f.validateFilters()
+	if f.Email == nil && f.Q == nil && f.ExternalRef == nil {
+		is.Add("query", "give at least one of email, q, external_ref")
+	}
+	return is
+}
+
+// validateFilters reports the problems of a find's filters, which the list
+// and export take too: external_ref only within a product, and each
+// value's length and shape.
+func (f *FindQuery) validateFilters() licentia.Issues {
 	is := slices.Clone(f.Before)
 	oneOf(&is, "query.state", f.State, licentia.StateActive, licentia.StateTrial, licentia.StateExpired, licentia.StateRevoked)
 	oneOf(&is, "query.status", f.Status, licentia.StatusActive, licentia.StatusRevoked, licentia.StatusExpired)
@@ -254,9 +265,6 @@ func (f *FindQuery) Validate() licentia.Issues {
 	if f.ExternalRef != nil && f.ProductID == nil {
 		is.Add("query.product_id", "is required with external_ref")
 	}
-	if f.Email == nil && f.Q == nil && f.ExternalRef == nil {
-		is.Add("query", "give at least one of email, q, external_ref")
-	}
 	return is
 }
 
@@ -278,8 +286,19 @@ func (s *Service) FindLicences(ctx context.Context, orgID string, q FindQuery) (
 	if err := q.Validate().Err(); err != nil {
 		return nil, err
 	}
+	f, err := s.findFilter(ctx, orgID, &q)
+	if err != nil {
+		return nil, err
+	}
+	f.Limit = MaxFind
+	return s.store.FindLicences(ctx, orgID, f, s.now())
+}
+
+// findFilter is the store's filter of a find's valid parameters, a pasted
+// licence key read as the licence it names.
+func (s *Service) findFilter(ctx context.Context, orgID string, q *FindQuery) (store.LicenceFilter, error) {
 	f := store.LicenceFilter{Email: q.Email, Q: q.Q, ProductID: q.ProductID, ExternalRef: q.ExternalRef,
-		State: q.State, Status: q.Status, Term: q.Term, Source: q.Source, Limit: MaxFind}
+		State: q.State, Status: q.Status, Term: q.Term, Source: q.Source}
 	if f.Q != nil {
 		if id, ok := licentia.ParseUUID(*f.Q); ok {
 			f.Q = &id
@@ -288,13 +307,13 @@ func (s *Service) FindLicences(ctx context.Context, orgID string, q FindQuery) (
 	if f.Q != nil && strings.Contains(*f.Q, string(sdk.KeySeparator)) {
 		id, err := s.licenceIDOfKey(ctx, orgID, *f.Q)
 		if err != nil {
-			return nil, err
+			return store.LicenceFilter{}, err
 		}
 		if id != "" {
 			f.QLicenceID = &id
 		}
 	}
-	return s.store.FindLicences(ctx, orgID, f, s.now())
+	return f, nil
 }
 
 // licenceIDOfKey returns the licence id a pasted key names, or "" when q is

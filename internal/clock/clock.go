@@ -47,3 +47,9 @@ func (f *Fake) Advance(d time.Duration) {
 	defer f.mu.Unlock()
 	f.now = f.now.Add(d)
 }
+
+// Deadline returns the instant d from now on the machine's clock, for
+// network deadlines (http.ResponseController.SetWriteDeadline): the runtime
+// measures those on the machine's clock whatever Clock the service runs on,
+// so a fake clock in tests must not set them.
+func Deadline(d time.Duration) time.Time { return time.Now().Add(d) }

@@ -61,3 +61,10 @@ func TestFakeConcurrent(t *testing.T) {
 		t.Errorf("Now() after 1000 concurrent Advance(1s) = %v, want %v", got, want)
 	}
 }
+
+func TestDeadlineIsAhead(t *testing.T) {
+	before := clock.System{}.Now()
+	if d := clock.Deadline(time.Minute); d.Sub(before) < time.Minute {
+		t.Errorf("Deadline(1m) = %v, want at least a minute after %v", d, before)
+	}
+}

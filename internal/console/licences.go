@@ -2,33 +2,48 @@ package console
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/web"
 )
 
 type licencesPage struct {
 	Products []*admin.ProductView
-	// Searched is set once a find ran; Found are its licences, newest
-	// first, with their products' names.
-	Searched bool
-	Found    []foundLicence
 	Query    url.Values
-	// Full is set when the find hit its limit: more licences match.
-	Full bool
+	// Rows are the page's licences, newest first; Next is the link to the
+	// next page, "" on the last.
+	Rows []licenceRow
+	Next string
+	// Filtered is set when any filter or search is given, Matched says
+	// what the search matched ("order id", "machine id", or "" for an
+	// email, key, licence id or external reference).
+	Filtered bool
+	Matched  string
+	// ExportQuery is the query string of the current filter's export.
+	ExportQuery string
 }
 
-type foundLicence struct {
+type licenceRow struct {
 	Licence     licentia.Licence
 	State       licentia.State
 	ProductName string
+	// Machines is "2 of 3": live machines of those the licence allows.
+	Machines string
 }
 
-// licences finds licences by an email address (or its start), a licence
-// key, an id or an external reference, and offers the issue form.
+// licenceFilters are the filters the page's form sends; search is the
+// search box, by what it matched on the first page.
+var licenceFilters = []string{"product_id", "state", "term", "source"}
+
+// licences lists the organization's licences, newest first, a page at a
+// time, with the filters and search the form sends, and offers the issue
+// form.
 func (s *Server) licences(w http.ResponseWriter, r *http.Request, v *visit) error {
 	return s.showLicences(w, r, v, nil)
 }
@@ -40,31 +55,103 @@ func (s *Server) showLicences(w http.ResponseWriter, r *http.Request, v *visit, 
 		return err
 	}
 	page := licencesPage{Products: ps, Query: r.URL.Query()}
-	if strings.TrimSpace(page.Query.Get("q")) != "" || page.Query.Get("email") != "" || page.Query.Get("external_ref") != "" {
-		var q admin.FindQuery
-		decodeForm(page.Query, &q)
-		ls, err := s.admin.FindLicences(ctx, v.orgID(), q)
-		if fp := refusal("find", r, err); fp != nil && p == nil {
-			return s.render(w, r, fp.Status, "licences", &view{Title: "Licences", Section: "licences", Visit: v,
-				Data: page, problem: fp})
+	filters, by := searchFilters(page.Query)
+	q := admin.ListQuery{LicenceFilters: filters, Cursor: optional(page.Query, "cursor")}
+	list, err := s.admin.ListLicences(ctx, v.orgID(), q)
+	if by == "" && q.Q != nil && err == nil && len(list.Licences) == 0 && q.Cursor == nil {
+		// Nothing by email, key or reference: the search may be an order
+		// or a machine id, as a support mail quotes them.
+		for _, alt := range []string{"order", "machine"} {
+			q.LicenceFilters, _ = searchFilters(withValue(page.Query, "by", alt))
+			if list, err = s.admin.ListLicences(ctx, v.orgID(), q); err != nil || len(list.Licences) > 0 {
+				by = alt
+				break
+			}
 		}
-		if err != nil {
-			return err
+	}
+	if fp := refusal("find", r, err); fp != nil && p == nil {
+		return s.render(w, r, fp.Status, "licences", &view{Title: "Licences", Section: "licences", Visit: v, Data: page, problem: fp})
+	}
+	if err != nil {
+		return err
+	}
+	page.Filtered = q.Q != nil || q.OrderID != nil || q.MachineID != nil || q.ProductID != nil || q.State != nil || q.Term != nil || q.Source != nil
+	page.Matched = map[string]string{"order": "order id", "machine": "machine id"}[by]
+	keep := withValue(page.Query, "by", by)
+	keep.Del("cursor")
+	page.ExportQuery = keep.Encode()
+	if list.Next != nil {
+		page.Next = "/console/licences?" + withValue(keep, "cursor", *list.Next).Encode()
+	}
+	products := map[string]*licentia.Product{}
+	for _, pv := range ps {
+		products[pv.Product.ID] = pv.Product
+	}
+	for _, l := range list.Licences {
+		row := licenceRow{Licence: l, State: l.DerivedState(list.Now), ProductName: l.ProductID}
+		allowed := l.LimitCount
+		if pr := products[l.ProductID]; pr != nil {
+			row.ProductName, allowed = pr.Name, l.MachinesAllowed(pr.MachinesPerSeat)
 		}
-		names := productNames(ps)
-		now := s.admin.Now()
-		page.Searched, page.Full = true, len(ls) >= admin.MaxFind
-		for _, l := range ls {
-			page.Found = append(page.Found, foundLicence{Licence: l, State: l.DerivedState(now), ProductName: names[l.ProductID]})
-		}
+		row.Machines = fmt.Sprintf("%d of %d", l.LiveMachines(list.Now), allowed)
+		page.Rows = append(page.Rows, row)
 	}
 	return s.render(w, r, http.StatusOK, "licences", &view{Title: "Licences", Section: "licences", Visit: v, Notice: notice(r), Data: page, problem: p})
 }
 
-func productNames(ps []*admin.ProductView) map[string]string {
-	out := make(map[string]string, len(ps))
-	for _, p := range ps {
-		out[p.Product.ID] = p.Product.Name
+// exportLicences streams the CSV of the page's current filter, as the
+// API's export does.
+func (s *Server) exportLicences(w http.ResponseWriter, r *http.Request, v *visit) error {
+	filters, _ := searchFilters(r.URL.Query())
+	e, err := s.admin.ExportLicences(r.Context(), v.orgID(), filters)
+	if err != nil {
+		return err
+	}
+	if err := web.StreamCSV(w, r, e, web.DefaultDatabaseTimeout, exportWriteTimeout); err != nil {
+		s.log.WarnContext(r.Context(), "licence export ended early", "org_id", v.orgID(), "error", err.Error())
+	}
+	return nil
+}
+
+// exportWriteTimeout is how long an export may take to write each page,
+// as the API's (httpapi.WriteTimeout).
+const exportWriteTimeout = 35 * time.Second
+
+// searchFilters reads the page's filters from its query: the form's
+// selects, and the search box (q) as by says to read it: an order id, a
+// machine id, or (by empty) an email, key, licence id or external
+// reference. Empty values are no filter.
+func searchFilters(vals url.Values) (admin.LicenceFilters, string) {
+	var f admin.LicenceFilters
+	only := url.Values{}
+	for _, name := range licenceFilters {
+		only.Set(name, vals.Get(name))
+	}
+	decodeForm(only, &f)
+	search := optional(vals, "q")
+	by := vals.Get("by")
+	switch by {
+	case "order":
+		f.OrderID = search
+	case "machine":
+		f.MachineID = search
+	default:
+		by, f.Q = "", search
+	}
+	return f, by
+}
+
+// withValue returns a copy of vals with name set to value, or removed
+// when value is "".
+func withValue(vals url.Values, name, value string) url.Values {
+	out := url.Values{}
+	for k, v := range vals {
+		out[k] = v
+	}
+	if value == "" {
+		out.Del(name)
+	} else {
+		out.Set(name, value)
 	}
 	return out
 }

@@ -36,6 +36,7 @@ func (s *Server) routes() {
 	s.form("POST /console/organization", anyMember, s.switchOrganization)
 
 	s.page("GET /console/licences", scope(licentia.ScopeLicencesRead), s.licences)
+	s.page("GET /console/licences/export", scope(licentia.ScopeLicencesRead), s.exportLicences)
 	s.form("POST /console/licences", scope(licentia.ScopeLicencesWrite), s.issueLicence)
 	s.page("GET /console/licences/{id}", scope(licentia.ScopeLicencesRead), s.licence)
 	s.form("POST /console/licences/{id}/change", scope(licentia.ScopeLicencesWrite), s.changeLicence)

@@ -580,6 +580,8 @@ var adminRoutes = []adminRoute{
 	{"POST", "/v1/admin/licences", licentia.ScopeLicencesWrite, map[string]any{"product_id": "desk-app", "email": "ada@example.com"}},
 	{"GET", "/v1/admin/licences", licentia.ScopeLicencesRead, nil},
 	{"GET", "/v1/admin/licences/counts", licentia.ScopeLicencesRead, nil},
+	{"GET", "/v1/admin/licences/list", licentia.ScopeLicencesRead, nil},
+	{"GET", "/v1/admin/licences/export", licentia.ScopeLicencesRead, nil},
 	{"GET", "/v1/admin/licences/{id}", licentia.ScopeLicencesRead, nil},
 	{"PATCH", "/v1/admin/licences/{id}", licentia.ScopeLicencesWrite, map[string]any{"limit_count": 2}},
 	{"GET", "/v1/admin/licences/{id}/audit", licentia.ScopeAuditRead, nil},

@@ -25,6 +25,8 @@ var requestStructs = map[string]any{
 	"POST /v1/admin/licences":                                      admin.NewLicence{},
 	"GET /v1/admin/licences":                                       admin.FindQuery{},
 	"GET /v1/admin/licences/counts":                                admin.CountQuery{},
+	"GET /v1/admin/licences/list":                                  admin.ListQuery{},
+	"GET /v1/admin/licences/export":                                admin.LicenceFilters{},
 	"PATCH /v1/admin/licences/{id}":                                admin.LicenceChange{},
 	"POST /v1/admin/licences/{id}/revoke":                          admin.ChangeStatus{},
 	"POST /v1/admin/licences/{id}/reissue":                         admin.Reissue{},

@@ -23,6 +23,8 @@ func (s *Server) routes() {
 	s.handle("POST /v1/admin/licences", licentia.ScopeLicencesWrite, s.issueLicence)
 	s.handle("GET /v1/admin/licences", licentia.ScopeLicencesRead, s.findLicences)
 	s.handle("GET /v1/admin/licences/counts", licentia.ScopeLicencesRead, s.countLicences)
+	s.handle("GET /v1/admin/licences/list", licentia.ScopeLicencesRead, s.listLicences)
+	s.handle("GET /v1/admin/licences/export", licentia.ScopeLicencesRead, s.exportLicences)
 	s.handle("GET /v1/admin/licences/{id}", licentia.ScopeLicencesRead, s.getLicence)
 	s.handle("PATCH /v1/admin/licences/{id}", licentia.ScopeLicencesWrite, s.patchLicence)
 	s.handle("GET /v1/admin/licences/{id}/audit", licentia.ScopeAuditRead, s.licenceAudit)

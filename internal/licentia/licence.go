@@ -161,6 +161,17 @@ func (l *Licence) CountsInPlan(now time.Time) bool {
 	return l.SubscriptionEndedAt != nil && now.Sub(*l.SubscriptionEndedAt) < SubscriptionGrace
 }
 
+// LiveMachines is the licence's live_machines: its live activations while
+// it is in force (active or trial), and none otherwise. A revoked or
+// expired licence keeps its activations, which count again once it is
+// reinstated.
+func (l *Licence) LiveMachines(now time.Time) int64 {
+	if !l.DerivedState(now).IsInForce() {
+		return 0
+	}
+	return l.LiveActivations
+}
+
 // SubscriptionGrace is how long a subscription licence keeps its place in
 // the plan's count after its subscription ends.
 const SubscriptionGrace = 30 * 24 * time.Hour

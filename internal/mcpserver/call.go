@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -48,6 +50,9 @@ func (s *Server) handler(rq *request, t *tool) mcp.ToolHandler {
 			hr.Header.Set("Content-Type", "application/json")
 		}
 		a := &answer{header: http.Header{}}
+		if t.csv {
+			a.maxLines = maxCSVRows + 1 // and the header row
+		}
 		s.api.ServeHTTP(a, hr)
 		return a.result(), nil
 	}
@@ -128,11 +133,24 @@ func queryValue(raw json.RawMessage) string {
 	return string(raw)
 }
 
+// maxCSVRows is the most rows a CSV tool gives: a tool result is read
+// whole by the assistant, so a bigger export is cut and says so.
+const maxCSVRows = 10_000
+
+// errCut ends a CSV answer once it holds maxCSVRows rows: the route's
+// export stops at its next write.
+var errCut = errors.New("mcpserver: the CSV answer is cut")
+
 // answer records the API's answer to a tool call.
 type answer struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+	// maxLines, when set, keeps a CSV answer to that many lines; lines
+	// counts those complete, quoted tells a line break in a quoted cell
+	// from a line end, and cut is set once more came.
+	maxLines, lines int
+	quoted, cut     bool
 }
 
 func (a *answer) Header() http.Header { return a.header }
@@ -147,6 +165,22 @@ func (a *answer) Write(b []byte) (int, error) {
 	if a.status == 0 {
 		a.status = http.StatusOK
 	}
+	if a.maxLines == 0 || a.status != http.StatusOK {
+		return a.body.Write(b)
+	}
+	for i, c := range b {
+		if a.lines == a.maxLines {
+			a.cut = true
+			a.body.Write(b[:i])
+			return i, errCut
+		}
+		switch {
+		case c == '"':
+			a.quoted = !a.quoted
+		case c == '\n' && !a.quoted:
+			a.lines++
+		}
+	}
 	return a.body.Write(b)
 }
 
@@ -155,6 +189,13 @@ func (a *answer) Write(b []byte) (int, error) {
 // refusal is a tool error carrying the API's error object. A route that
 // answers no body (204) gives a text saying so.
 func (a *answer) result() *mcp.CallToolResult {
+	if a.maxLines > 0 && a.status == http.StatusOK {
+		text := a.body.String()
+		if a.cut {
+			text += fmt.Sprintf("\nCut at %d rows: more licences match. Narrow the filters (issued_before, issued_after, product_id, state) to export the rest.\n", a.maxLines-1)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+	}
 	body := bytes.TrimSpace(a.body.Bytes())
 	if len(body) == 0 {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Done: " + http.StatusText(a.status) + "."}},

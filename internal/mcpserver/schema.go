@@ -189,7 +189,11 @@ func (d *document) inputSchema(t *tool) (map[string]any, string, error) {
 func fieldFacts(s map[string]any, f licentia.InputField) {
 	var typ string
 	switch {
-	case f.Query || f.IsTimeField():
+	case f.IsTimeField():
+		typ = "string"
+	case f.Query && f.Type.Elem().Kind() == reflect.Int64:
+		typ = "integer"
+	case f.Query:
 		typ = "string"
 	case f.Type.Kind() == reflect.Slice:
 		typ = "array"

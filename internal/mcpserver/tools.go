@@ -38,6 +38,9 @@ type tool struct {
 	idempotent bool
 	// mails is set when the tool reaches outside the service.
 	mails bool
+	// csv is set when the route answers a CSV file, which the tool gives
+	// as text, cut after maxCSVRows rows.
+	csv bool
 }
 
 // pattern is the route's pattern in the API's route table.
@@ -60,6 +63,10 @@ var tools = []*tool{
 	{name: "get_product", title: "Get a product", method: "GET", path: "/v1/admin/products/{id}", args: byID},
 
 	{name: "find_licences", title: "Find licences", method: "GET", path: "/v1/admin/licences", in: admin.FindQuery{}},
+	{name: "list_licences", title: "List licences, newest first, a page at a time", method: "GET", path: "/v1/admin/licences/list",
+		in: admin.ListQuery{}},
+	{name: "export_licences", title: "Export licences as CSV (at most 10,000 rows)", method: "GET", path: "/v1/admin/licences/export",
+		in: admin.LicenceFilters{}, csv: true},
 	{name: "count_licences", title: "Count licences", method: "GET", path: "/v1/admin/licences/counts", in: admin.CountQuery{}},
 	{name: "get_licence", title: "Get a licence", method: "GET", path: "/v1/admin/licences/{id}", args: byID},
 	{name: "get_licence_audit", title: "Get a licence's audit log", method: "GET", path: "/v1/admin/licences/{id}/audit", args: byID},

@@ -13,7 +13,8 @@ import (
 
 // The tools by what they need, as the decisions list them.
 var (
-	readTools = []string{"get_organization", "list_products", "get_product", "find_licences", "count_licences", "get_licence",
+	readTools = []string{"get_organization", "list_products", "get_product", "find_licences", "list_licences", "export_licences",
+		"count_licences", "get_licence",
 		"get_licence_audit", "list_integrations", "list_mappings", "list_webhook_endpoints", "get_webhook_endpoint",
 		"list_webhook_deliveries", "list_members", "list_invitations"}
 	licenceTools = []string{"issue_licence", "revoke_licence", "expire_licence", "reinstate_licence", "reissue_licence",
@@ -21,6 +22,7 @@ var (
 	providerTools = []string{"save_mapping", "delete_mapping"}
 	webhookTools  = []string{"retry_webhook_delivery"}
 	teamTools     = []string{"invite_member", "revoke_invitation", "change_member_role", "remove_member"}
+	licenceReads  = []string{"find_licences", "list_licences", "export_licences", "count_licences", "get_licence"}
 )
 
 func sorted(lists ...[]string) []string {
@@ -77,9 +79,9 @@ func TestToolsListByKey(t *testing.T) {
 		want   []string
 	}{
 		{"every key scope", keyScopes(), sorted(readTools, licenceTools, providerTools, webhookTools)},
-		{"licences:read", []licentia.Scope{licentia.ScopeLicencesRead}, sorted([]string{"find_licences", "count_licences", "get_licence"})},
+		{"licences:read", []licentia.Scope{licentia.ScopeLicencesRead}, sorted(licenceReads)},
 		{"licences and audit", []licentia.Scope{licentia.ScopeLicencesRead, licentia.ScopeLicencesWrite, licentia.ScopeAuditRead},
-			sorted([]string{"find_licences", "count_licences", "get_licence", "get_licence_audit"}, licenceTools)},
+			sorted(licenceReads, []string{"get_licence_audit"}, licenceTools)},
 		{"products and anonymise", []licentia.Scope{licentia.ScopeProductsRead, licentia.ScopeProductsWrite, licentia.ScopeLicencesAnonymise},
 			sorted([]string{"list_products", "get_product"})},
 		{"webhooks", []licentia.Scope{licentia.ScopeWebhooksRead, licentia.ScopeWebhooksWrite},
@@ -102,11 +104,15 @@ func TestToolsListByKey(t *testing.T) {
 // route's path ids, named id or <kind>_id, then its request struct's body
 // or query fields.
 var toolSchemas = map[string]struct{ props, required []string }{
-	"get_organization":  {},
-	"list_products":     {},
-	"get_product":       {[]string{"id"}, []string{"id"}},
-	"find_licences":     {[]string{"email", "q", "product_id", "external_ref", "state", "status", "term", "source"}, nil},
-	"count_licences":    {[]string{"product_id", "since"}, nil},
+	"get_organization": {},
+	"list_products":    {},
+	"get_product":      {[]string{"id"}, []string{"id"}},
+	"find_licences":    {[]string{"email", "q", "product_id", "external_ref", "state", "status", "term", "source"}, nil},
+	"count_licences":   {[]string{"product_id", "since"}, nil},
+	"list_licences": {[]string{"email", "q", "product_id", "external_ref", "state", "status", "term", "source", "order_id", "machine_id",
+		"issued_after", "issued_before", "limit", "cursor"}, nil},
+	"export_licences": {[]string{"email", "q", "product_id", "external_ref", "state", "status", "term", "source", "order_id", "machine_id",
+		"issued_after", "issued_before"}, nil},
 	"get_licence":       {[]string{"id"}, []string{"id"}},
 	"get_licence_audit": {[]string{"id"}, []string{"id"}},
 	"issue_licence": {[]string{"id", "product_id", "email", "limit_kind", "limit_count", "expires_at", "major", "external_ref", "trial",

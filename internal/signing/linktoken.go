@@ -1,10 +1,6 @@
 package signing
 
-import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-)
+import "encoding/base64"
 
 // LinkToken derives the token of a mailed link from the link's id, under
 // the master key, for purpose (such as "portal-sign-in"). A link row keeps
@@ -14,11 +10,7 @@ import (
 // quoted-printable encoder breaks. A master key rotated while a link's mail
 // waits derives another token, so that link does not sign in.
 func (m *MasterKey) LinkToken(purpose, id string) string {
-	mac := hmac.New(sha256.New, m.links)
-	mac.Write([]byte(purpose))
-	mac.Write([]byte{0})
-	mac.Write([]byte(id))
-	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+	return base64.RawURLEncoding.EncodeToString(m.Tag("link/"+purpose, []byte(id)))
 }
 
 // LinkToken derives a link's token under the current master key (see

@@ -8,6 +8,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -27,9 +28,8 @@ const MasterKeySize = 32
 type MasterKey struct {
 	_           [0]func() // not comparable
 	aead        cipher.AEAD
+	tagKey      []byte // Tag's HMAC key
 	fingerprint string
-	// links is the HMAC key link tokens are derived with (LinkToken).
-	links []byte
 }
 
 // String returns REDACTED.
@@ -64,12 +64,24 @@ func NewMasterKey(raw []byte) (*MasterKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	links, err := hkdf.Key(sha256.New, raw, nil, "licentia/master-key/links/v1", 32)
+	tagKey, err := hkdf.Key(sha256.New, raw, nil, "licentia/master-key/tag/v1", 32)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(append([]byte("licentia/master-key/fingerprint/v1\x00"), raw...))
-	return &MasterKey{aead: aead, fingerprint: hex.EncodeToString(sum[:8]), links: links}, nil
+	return &MasterKey{aead: aead, tagKey: tagKey, fingerprint: hex.EncodeToString(sum[:8])}, nil
+}
+
+// Tag returns the HMAC-SHA256 of data for purpose, under a key derived from
+// the master key. Every process of a service shares the master key, so a
+// value one process hands out with its tag (a list cursor) is checked by
+// any other; purpose keeps the tags of one use from passing for another's.
+func (m *MasterKey) Tag(purpose string, data []byte) []byte {
+	h := hmac.New(sha256.New, m.tagKey)
+	h.Write([]byte(purpose))
+	h.Write([]byte{0})
+	h.Write(data)
+	return h.Sum(nil)
 }
 
 // LoadMasterKey reads a master key file.

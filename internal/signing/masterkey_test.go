@@ -222,3 +222,26 @@ func TestMasterKeyRedacted(t *testing.T) {
 		}
 	}
 }
+
+func TestMasterKeyTag(t *testing.T) {
+	a, again, b := newMasterKey(t, 1), newMasterKey(t, 1), newMasterKey(t, 2)
+	tag := a.Tag("cursor", []byte("page"))
+	if len(tag) != 32 {
+		t.Fatalf("Tag() = %d bytes, want 32", len(tag))
+	}
+	if !bytes.Equal(tag, again.Tag("cursor", []byte("page"))) {
+		t.Errorf("Tag() differs between two processes holding the same key, want equal")
+	}
+	for name, other := range map[string][]byte{
+		"another key":     b.Tag("cursor", []byte("page")),
+		"another purpose": a.Tag("cursor2", []byte("page")),
+		"another value":   a.Tag("cursor", []byte("pagf")),
+		// The purpose and the value are kept apart, so neither can be
+		// moved into the other.
+		"moved separator": a.Tag("cursorp", []byte("age")),
+	} {
+		if bytes.Equal(tag, other) {
+			t.Errorf("Tag() with %s = the same tag, want different", name)
+		}
+	}
+}

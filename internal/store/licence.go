@@ -12,9 +12,10 @@ import (
 	"github.com/licentia/licentia/internal/licentia"
 )
 
-// LicenceFilter selects licences for GET /v1/admin/licences. At least one of
-// Email, Q and ExternalRef is set (the route refuses otherwise), so every
-// find starts from an index on the organization and one of them.
+// LicenceFilter selects licences for GET /v1/admin/licences (where at least
+// one of Email, Q and ExternalRef is set, so every find starts from an index
+// on the organization and one of them) and for the list and export, where
+// every filter is optional and a page starts After a licence.
 type LicenceFilter struct {
 	// Email matches the whole address, case-insensitively.
 	Email *string
@@ -30,7 +31,25 @@ type LicenceFilter struct {
 	Status      *licentia.Status
 	Term        *licentia.Term
 	Source      *licentia.Source
-	Limit       int
+	// OrderID matches a licence's provider order, checkout or subscription
+	// id, or its order number, exactly.
+	OrderID *string
+	// MachineID matches the licences a machine was activated on, whether
+	// that activation is live or not.
+	MachineID *string
+	// IssuedAfter is inclusive, IssuedBefore exclusive.
+	IssuedAfter, IssuedBefore *time.Time
+	// After starts the answer after this position in the order of the
+	// list (issued_at, then id, descending): keyset paging, so licences
+	// issued while a caller pages never shift the pages still to come.
+	After *ListPosition
+	Limit int
+}
+
+// ListPosition is a licence's place in the list's order.
+type ListPosition struct {
+	IssuedAt time.Time
+	ID       string
 }
 
 // Seat is what the status route needs of a machine's live activation.

@@ -3,9 +3,11 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"net/http"
 	"reflect"
 	"regexp"
+	"strconv"
 	"sync"
 	"time"
 
@@ -96,13 +98,31 @@ func namesOf(t reflect.Type, fields []licentia.InputField) (query, body []string
 // rfc3339 is the issue of a time that is not RFC 3339 with an offset.
 const rfc3339 = "must be an RFC 3339 time with an offset"
 
-// setQuery reads a query parameter into its field: a string, or a time.
+// setQuery reads a query parameter into its field: a string, a time, or an
+// integer written in decimal (an integer past int64 reads as the nearest,
+// which the field's range refuses, as in a body).
 func setQuery(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, v string) {
 	if f.IsTimeField() {
 		setTime(d, f, fv, v)
 		return
 	}
 	p := reflect.New(f.Type.Elem())
+	if p.Elem().Kind() == reflect.Int64 {
+		if !integerRE.MatchString(v) {
+			d.Unreadable(f.Path, "must be an integer")
+			return
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			n = math.MaxInt64
+			if v[0] == '-' {
+				n = math.MinInt64
+			}
+		}
+		p.Elem().SetInt(n)
+		fv.Set(p)
+		return
+	}
 	p.Elem().SetString(v)
 	fv.Set(p)
 }

@@ -20,7 +20,7 @@ const leasesSQL = `WITH hp AS MATERIALIZED (
 	ORDER BY a.last_seen_at, a.id LIMIT $2`
 
 // ExpiredLeases walks the products with an interval (products_heartbeat),
-// their licences (licences_by_product_issue) and the live activations of each
+// their licences (licences_by_product_list) and the live activations of each
 // seen before the cut (activations_live_seen): other products' activations
 // are never read. The products are read first, and each licence's
 // activations after it, whatever the planner makes of the tables' sizes.

@@ -15,7 +15,7 @@ import (
 // is asked).
 func TestExpiredLeasesReadIndexes(t *testing.T) {
 	plan, raw := explainer(t)(postgres.LeasesSQL, time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), 100)
-	want := map[string]string{"products": "products_heartbeat", "licences": "licences_by_product_issue", "activations": "activations_live_seen"}
+	want := map[string]string{"products": "products_heartbeat", "licences": "licences_by_product_list", "activations": "activations_live_seen"}
 	got := map[string]string{}
 	for n := range plan.walk {
 		if n.Relation != "" {

@@ -123,12 +123,12 @@ func (r reader) LicenceByExternalRef(ctx context.Context, orgID, productID, ref 
 // a parameter of that column: text PostgreSQL refuses, or an id that is not
 // a UUID, was never stored, so such a filter matches nothing.
 func isSearchable(f store.LicenceFilter) bool {
-	for _, s := range []*string{f.Email, f.Q, f.ProductID, f.ExternalRef} {
+	for _, s := range []*string{f.Email, f.Q, f.ProductID, f.ExternalRef, f.OrderID, f.MachineID} {
 		if s != nil && !isText(*s) {
 			return false
 		}
 	}
-	return f.QLicenceID == nil || isID(*f.QLicenceID)
+	return (f.QLicenceID == nil || isID(*f.QLicenceID)) && (f.After == nil || isID(f.After.ID))
 }
 
 // FindLicences builds one query of named parameters. A q search is a union
@@ -173,6 +173,7 @@ func (r reader) FindLicences(ctx context.Context, orgID string, f store.LicenceF
 		conds = append(conds, "source = @source")
 		args["source"] = string(*f.Source)
 	}
+	conds = listConditions(f, conds, args)
 	query := `SELECT ` + licenceColumns + ` FROM licences WHERE ` + strings.Join(conds, " AND ") +
 		` ORDER BY issued_at DESC, id DESC LIMIT @limit`
 	ls, err := r.queryLicences(ctx, query, args)
@@ -180,6 +181,36 @@ func (r reader) FindLicences(ctx context.Context, orgID string, f store.LicenceF
 		return nil, fmt.Errorf("find licences: %w", err)
 	}
 	return ls, nil
+}
+
+// listConditions adds the list's own filters to a find's: an order or
+// machine id, the issue window and the keyset position, a row comparison
+// the licences_by_issue index answers in order. An order id is looked up
+// in each provider id's own index (a bitmap OR); a machine's licences come
+// from the activations_by_machine index.
+func listConditions(f store.LicenceFilter, conds []string, args pgx.NamedArgs) []string {
+	if f.OrderID != nil {
+		conds = append(conds, `(provider_order_id = @order OR provider_checkout_id = @order
+			OR provider_subscription_id = @order OR provider_order_number = @order)`)
+		args["order"] = *f.OrderID
+	}
+	if f.MachineID != nil {
+		conds = append(conds, "id IN (SELECT licence_id FROM activations WHERE org_id = @org AND machine_id = @machine)")
+		args["machine"] = *f.MachineID
+	}
+	if f.IssuedAfter != nil {
+		conds = append(conds, "issued_at >= @issued_after")
+		args["issued_after"] = ms(*f.IssuedAfter)
+	}
+	if f.IssuedBefore != nil {
+		conds = append(conds, "issued_at < @issued_before")
+		args["issued_before"] = ms(*f.IssuedBefore)
+	}
+	if f.After != nil {
+		conds = append(conds, "(issued_at, id) < (@after_at, @after_id)")
+		args["after_at"], args["after_id"] = ms(f.After.IssuedAt), f.After.ID
+	}
+	return conds
 }
 
 // qUnion returns the ids matching q as an email prefix

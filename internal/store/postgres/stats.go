@@ -168,7 +168,7 @@ func (r reader) tally(ctx context.Context, orgID string, productID *string, now 
 // organization $1 or, with product, of its product $3. They are two range
 // counts, each on an index that holds every column it reads
 // (licences_by_issue, licences_revoked, and with a product
-// licences_by_product_issue, licences_product_revoked), so they stay
+// licences_by_product_list, licences_product_revoked), so they stay
 // index-only once the visibility map is set; one pass with FILTER would
 // read every licence of the organization.
 func sinceSQL(product bool) string {

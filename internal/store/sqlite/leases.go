@@ -18,7 +18,7 @@ const leasesQuery = `SELECT a.org_id, a.licence_id, a.id FROM products p
 	ORDER BY a.last_seen_at, a.id LIMIT ?`
 
 // ExpiredLeases walks the products with an interval (products_heartbeat),
-// their licences (licences_by_product_issue) and the live activations of each
+// their licences (licences_by_product_list) and the live activations of each
 // seen before the cut (activations_live_seen): other products' activations
 // are never read. CROSS JOIN keeps SQLite to that order: by the tables'
 // statistics alone it may prefer reading every live activation.

@@ -27,7 +27,7 @@ func TestExpiredLeasesReadIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := strings.Join(plan, "\n")
-	for _, want := range []string{"SCAN p USING INDEX products_heartbeat", "SEARCH l USING INDEX licences_by_product_issue (org_id=? AND product_id=?)",
+	for _, want := range []string{"SCAN p USING INDEX products_heartbeat", "USING COVERING INDEX licences_by_product_list (org_id=? AND product_id=?)",
 		"SEARCH a USING INDEX activations_live_seen (licence_id=? AND last_seen_at<?)"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("plan %q, want %q", plan, want)

@@ -184,6 +184,7 @@ func (r reader) FindLicences(ctx context.Context, orgID string, f store.LicenceF
 		conds = append(conds, "source = :source")
 		args = append(args, sql.Named("source", string(*f.Source)))
 	}
+	conds, args = listConditions(f, conds, args)
 	query := `SELECT ` + licenceColumns + ` FROM ` + from + ` WHERE ` + strings.Join(conds, " AND ") +
 		` ORDER BY issued_at DESC, id DESC LIMIT :limit`
 	ls, err := r.queryLicences(ctx, query, args...)
@@ -191,6 +192,35 @@ func (r reader) FindLicences(ctx context.Context, orgID string, f store.LicenceF
 		return nil, fmt.Errorf("find licences: %w", err)
 	}
 	return ls, nil
+}
+
+// listConditions adds the list's own filters to a find's: an order or
+// machine id, the issue window and the keyset position. An order id is
+// looked up in each provider id's own index (SQLite's OR optimisation);
+// a machine's licences come from the activations_by_machine index.
+func listConditions(f store.LicenceFilter, conds []string, args []any) ([]string, []any) {
+	if f.OrderID != nil {
+		conds = append(conds, `(provider_order_id = :order OR provider_checkout_id = :order
+			OR provider_subscription_id = :order OR provider_order_number = :order)`)
+		args = append(args, sql.Named("order", *f.OrderID))
+	}
+	if f.MachineID != nil {
+		conds = append(conds, "licences.id IN (SELECT licence_id FROM activations WHERE org_id = :org AND machine_id = :machine)")
+		args = append(args, sql.Named("machine", *f.MachineID))
+	}
+	if f.IssuedAfter != nil {
+		conds = append(conds, "issued_at >= :issued_after")
+		args = append(args, sql.Named("issued_after", store.Millis(*f.IssuedAfter)))
+	}
+	if f.IssuedBefore != nil {
+		conds = append(conds, "issued_at < :issued_before")
+		args = append(args, sql.Named("issued_before", store.Millis(*f.IssuedBefore)))
+	}
+	if f.After != nil {
+		conds = append(conds, "(issued_at, licences.id) < (:after_at, :after_id)")
+		args = append(args, sql.Named("after_at", store.Millis(f.After.IssuedAt)), sql.Named("after_id", f.After.ID))
+	}
+	return conds, args
 }
 
 // LockLicence reads the licence: SQLite's one writer already holds every

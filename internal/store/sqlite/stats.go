@@ -117,7 +117,7 @@ func (r reader) snapshot(ctx context.Context, fn func(r reader) error) error {
 // organization :org or, with product, of its product :product. Each count
 // is one range of an index that holds every column it reads
 // (licences_by_issue, licences_revoked, and with a product
-// licences_by_product_issue, licences_product_revoked), so it never reads
+// licences_by_product_list, licences_product_revoked), so it never reads
 // the licences themselves.
 func sinceSQL(product bool) string {
 	and := ""

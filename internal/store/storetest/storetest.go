@@ -61,6 +61,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LicenceIsolation", testLicenceIsolation},
 		{"LicenceMalformedIDs", testLicenceMalformedIDs},
 		{"FindLicences", testFindLicences},
+		{"ListFilters", testListFilters},
+		{"ListPaging", testListPaging},
 		{"PurchaseLicences", testPurchaseLicences},
 		{"ProviderItems", testProviderItems},
 		{"PendingEffects", testPendingEffects},
