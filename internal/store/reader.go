@@ -12,6 +12,7 @@ import (
 // another organization's row answers exactly like a missing one.
 type Reader interface {
 	MailReader
+	HeldOrderReader
 	Organization(ctx context.Context, orgID string) (*licentia.Organization, error)
 	OrganizationBySlug(ctx context.Context, slug string) (*licentia.Organization, error)
 	// APIKeyByPrefix finds a key by its public prefix, in any organization:

@@ -11,6 +11,7 @@ import (
 type Tx interface {
 	Reader
 	MailWriter
+	HeldOrderWriter
 	// LockOrganization serialises plan checks on one organization until the
 	// transaction ends, so of two requests racing for the last place exactly
 	// one wins, across processes.
