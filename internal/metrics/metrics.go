@@ -231,6 +231,9 @@ const (
 	// ProviderApplied is a new event whose effect (issue, end, convert) was
 	// applied.
 	ProviderApplied = "applied"
+	// ProviderHeld is a new paid order that could not be issued as it
+	// stood, kept as a held order and answered 200.
+	ProviderHeld = "held"
 	// ProviderRepeated is an event handled before: nothing changed.
 	ProviderRepeated = "repeated"
 	// ProviderIgnored is a new event of a kind the service does nothing
