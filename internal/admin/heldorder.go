@@ -48,7 +48,8 @@ func holdReason(o *ProviderOrder, textInvalid bool) (licentia.HeldReason, bool) 
 		return licentia.HeldTextInvalid, true
 	}
 	is := o.Validate()
-	if len(is) == 0 {
+	// More items than an order may have is no limit a release corrects.
+	if len(is) == 0 || len(o.Items) > maxProviderItems {
 		return "", false
 	}
 	var email, limit bool

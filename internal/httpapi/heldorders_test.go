@@ -12,6 +12,9 @@ import (
 
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/providers"
+	"github.com/licentia/licentia/internal/providers/paddle"
+	"github.com/licentia/licentia/internal/providers/providertest"
 )
 
 // heldClient calls the held-order routes of e's organization with a key
@@ -275,5 +278,61 @@ func TestHeldOrderReleaseRequest(t *testing.T) {
 	wantReplay(t, first, again)
 	if n := e.licenceCount(t, e.org.ID); n != 1 {
 		t.Errorf("licences after a replayed release = %d, want 1", n)
+	}
+}
+
+// TestOrderHeldEventSubscribable: an endpoint may subscribe to order.held
+// alone; a held order queues it that event, and a release's licence.issued
+// goes to endpoints subscribed to that.
+func TestOrderHeldEventSubscribable(t *testing.T) {
+	p := shopProviders()[0]
+	e := p.env(t, false)
+	hooks := e.testEnv.key(t, e.org.ID, licentia.ScopeWebhooksWrite)
+	r := e.run(t, scenario{call: call{method: "POST", path: "/v1/admin/webhooks", key: hooks,
+		body: map[string]any{"url": "https://hooks.example.com/licentia", "event_types": []string{"order.held"}}},
+		wantStatus: http.StatusCreated})
+	var added struct {
+		Endpoint struct {
+			ID string `json:"id"`
+		} `json:"webhook_endpoint"`
+	}
+	if err := json.Unmarshal(r.body, &added); err != nil {
+		t.Fatal(err)
+	}
+	e.run(t, scenario{call: p.paid(t, e, 1, "no address", 1), wantStatus: http.StatusOK})
+	held := newHeldClient(t, e)
+	held.release(t, held.list(t)[0].ID, map[string]any{"email": buyerEmail}, http.StatusCreated, "", nil)
+	ds, err := e.store.Deliveries(t.Context(), e.org.ID, added.Endpoint.ID, nil, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0].EventType != licentia.EventOrderHeld {
+		t.Errorf("deliveries = %+v, want one of order.held", ds)
+	}
+}
+
+// TestHeldOrderTooManyItems: an order of more items than an order may
+// have is refused 400 as before, not held as a limit to correct, however
+// near the body limit it comes.
+func TestHeldOrderTooManyItems(t *testing.T) {
+	f := providertest.NewPaddle(t, paddleShopKey)
+	f.AddProduct("pro_01httpdesk")
+	f.AddCustomer("ctm_01buyer", buyerEmail)
+	e := connectedEnv(t, false, providers.Paddle, paddle.New(f.URL(), providerTimeout), paddleShopKey, "pro_01httpdesk")
+	var items []providers.Item
+	for range 300 {
+		items = append(items, providers.Item{ProductID: "pro_01httpdesk", Quantity: 1})
+	}
+	body := providertest.PaddleTransactionEvent(providertest.PaddleTransaction{EventID: "evt_01many", TransactionID: "txn_01many",
+		CustomerID: "ctm_01buyer", Items: items}, e.clock.Now())
+	if len(body) < 32<<10 || len(body) > 64<<10 {
+		t.Fatalf("body of %d bytes, want one near the 64 KB limit", len(body))
+	}
+	c := call{method: "POST", path: webhookPath(e.integ), body: body, invalid: true,
+		headers: map[string]string{"Paddle-Signature": providertest.PaddleSignature(body, shopSecret, e.clock.Now())}}
+	e.run(t, scenario{call: c, wantStatus: http.StatusBadRequest, wantCode: licentia.CodeValidationFailed,
+		wantDetails: issuesAt("/items", "must be at most 100")})
+	if hs := newHeldClient(t, e).list(t); len(hs) != 0 {
+		t.Errorf("held orders = %+v, want none", hs)
 	}
 }
