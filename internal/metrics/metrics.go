@@ -82,7 +82,7 @@ func New(o Options) *Metrics {
 		}, []string{"outcome"}),
 		providerEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "licentia_provider_events_total",
-			Help: "Payment provider webhook events received, by provider and outcome: applied, repeated, ignored, refused or failed.",
+			Help: "Payment provider webhook events received, by provider and outcome: applied, held, repeated, ignored, refused or failed.",
 		}, []string{"provider", "outcome"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "licentia_rate_limited_total",
