@@ -143,3 +143,33 @@ func TestHeldOrderResentOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestHeldOrderHoldRace, on both engines: one order brought at once by
+// several events (a resend under new ids) is held once, with one
+// order.held.
+func TestHeldOrderHoldRace(t *testing.T) {
+	engines(t, func(t *testing.T, st store.Store) {
+		f := newWebhookFixture(t, st)
+		f.shop.AddCheckout("cs_admin_1", providers.Item{ProductID: "prod_app", Quantity: 1})
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Go(func() {
+				eventID := "evt_race_" + string(rune('a'+i))
+				w := f.signed(providertest.StripeCheckoutEvent(providertest.StripeCheckout{EventID: eventID, SessionID: "cs_admin_1",
+					PaymentIntent: "pi_admin_1", Customer: "cus_admin_1", Email: "no address"}, f.clk.Now()))
+				if _, err := f.svc.HandleProviderWebhook(t.Context(), w); err != nil {
+					t.Errorf("HandleProviderWebhook(%s) error = %v", eventID, err)
+				}
+			})
+		}
+		wg.Wait()
+		hs, err := f.svc.ListHeldOrders(t.Context(), f.org.ID)
+		if err != nil || len(hs) != 1 {
+			t.Errorf("ListHeldOrders() = %d, %v; want 1", len(hs), err)
+		}
+		evs, err := st.OrganizationEvents(t.Context(), f.org.ID)
+		if err != nil || len(evs) != 1 || evs[0].Type != licentia.EventOrderHeld {
+			t.Errorf("events = %d, %v; want one order.held", len(evs), err)
+		}
+	})
+}
