@@ -30,9 +30,10 @@ func errSignatureInvalid(cause error) error {
 }
 
 // errTextInvalid refuses an event holding text that is not valid UTF-8, in
-// its body or in an answer of the provider's API it needed, the way an
-// order whose email fails the email rule is refused: 400
-// validation_failed, nothing written, not even the event's id.
+// its body or in an answer of the provider's API it needed, where that
+// text is what the event would act on (its id, or a refund's order id):
+// 400 validation_failed, nothing written, not even the event's id. A paid
+// order is held instead (see holdOrderTx).
 func errTextInvalid() error {
 	var is licentia.Issues
 	is.Add("", "the event holds text that is not valid UTF-8")
@@ -50,6 +51,8 @@ type ProviderWebhookResult struct {
 	Repeated bool
 	// Issued counts the licences the event issued.
 	Issued int
+	// Held is true when the event's paid order was kept as a held order.
+	Held bool
 }
 
 // HandleProviderWebhook verifies a provider's webhook, reads its event and
@@ -93,16 +96,17 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 	if err := p.Verify(w.Header, w.Body, secret.Reveal(), s.clock.Now()); err != nil {
 		return nil, errSignatureInvalid(err)
 	}
-	// Checked before the body is decoded: decoding would turn such text
-	// into U+FFFD, to be stored as if the provider had sent it.
-	if !providers.IsText(w.Body) {
-		return nil, errTextInvalid()
-	}
+	// Checked before the body is decoded: decoding turns such text into
+	// U+FFFD, which must never be stored as if the provider had sent it.
+	// The event is read all the same, and every string that may hold such
+	// a replacement is left out of what is stored (see unreadable).
+	textOK := providers.IsText(w.Body)
 	apiKey, err := providers.OpenAPIKey(s.keys, i)
 	if err != nil {
 		return nil, fmt.Errorf("provider webhook: %w", err)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, providers.Timeout)
+	callCtx, answers := providers.WatchText(callCtx)
 	ev, err := p.Parse(callCtx, w.Body, apiKey.Reveal())
 	cancel()
 	switch {
@@ -118,6 +122,11 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 	case err != nil:
 		return nil, fmt.Errorf("provider webhook: %w", err)
 	}
+	textInvalid := !textOK || answers.Invalid()
+	if textInvalid && !canReadAround(ev) {
+		return nil, errTextInvalid()
+	}
+	in := providerEventIn{integration: i, name: name, ev: ev, textInvalid: textInvalid, body: w.Body}
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		res = &ProviderWebhookResult{Provider: name, Type: ev.Type, Kind: ev.Kind}
 		isNew, err := tx.RecordProviderEvent(ctx, i.ID, ev.ID, s.now())
@@ -128,8 +137,7 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 			res.Repeated = true
 			return nil
 		}
-		res.Issued, err = s.applyProviderEvent(ctx, tx, i, name, ev)
-		return err
+		return s.applyProviderEvent(ctx, tx, in, res)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("provider webhook: %w", err)
@@ -150,50 +158,95 @@ func providerOutcome(res *ProviderWebhookResult, err error) string {
 		return metrics.ProviderFailed
 	case res.Repeated:
 		return metrics.ProviderRepeated
+	case res.Held:
+		return metrics.ProviderHeld
 	case res.Kind == providers.KindIgnored:
 		return metrics.ProviderIgnored
 	}
 	return metrics.ProviderApplied
 }
 
-// applyProviderEvent applies an event's effect in tx and counts the
-// licences it issued. Kinds without an effect change nothing: their id is
-// recorded all the same, so the provider is answered 200.
-func (s *Service) applyProviderEvent(ctx context.Context, tx store.Tx, i *licentia.Integration, name providers.Name,
-	ev *providers.Event) (int, error) {
+// providerEventIn is a verified event to apply, with what is needed to
+// hold its order: whether it held invalid text, and its body.
+type providerEventIn struct {
+	integration *licentia.Integration
+	name        providers.Name
+	ev          *providers.Event
+	textInvalid bool
+	body        []byte
+}
+
+// canReadAround reports whether an event that held invalid text can be
+// acted on without it: the strings its effect needs (its id, an order's
+// key, a refund's order id, a subscription's id) are readable. Any other
+// string (a name, an email) only matters to a paid order, which is held.
+func canReadAround(ev *providers.Event) bool {
+	if unreadable(ev.ID) {
+		return false
+	}
+	switch ev.Kind {
+	case providers.KindOrderPaid:
+		key := ev.OrderID
+		if key == "" {
+			key = ev.CheckoutID
+		}
+		return !unreadable(key)
+	case providers.KindRefunded:
+		return !unreadable(ev.OrderID)
+	case providers.KindSubscriptionEnded, providers.KindTrialConverted:
+		return !unreadable(ev.SubscriptionID)
+	}
+	return true
+}
+
+// applyProviderEvent applies an event's effect in tx and notes in res the
+// licences it issued, or that its order was held. Kinds without an effect
+// change nothing: their id is recorded all the same, so the provider is
+// answered 200.
+func (s *Service) applyProviderEvent(ctx context.Context, tx store.Tx, in providerEventIn, res *ProviderWebhookResult) error {
+	i, name, ev := in.integration, in.name, in.ev
 	switch ev.Kind {
 	case providers.KindOrderPaid:
 		o, err := s.providerOrder(ctx, tx, i, name, ev)
 		if err != nil || len(o.Items) == 0 {
-			return 0, err
+			return err
+		}
+		if reason, hold := holdReason(o, in.textInvalid); hold {
+			h, ok := heldOrderOf(o, ev, reason, in.body)
+			if !ok {
+				return errTextInvalid()
+			}
+			res.Held, err = s.holdOrderTx(ctx, tx, h)
+			return err
 		}
 		issued, err := s.IssueFromProviderTx(ctx, tx, *o)
-		return len(issued), err
+		res.Issued = len(issued)
+		return err
 	case providers.KindRefunded:
 		// A partial refund leaves the licences as they are; a refund that
 		// names no order has nothing to apply to.
 		if !ev.FullRefund || ev.OrderID == "" {
-			return 0, nil
+			return nil
 		}
 		_, err := s.EndFromProviderTx(ctx, tx, ProviderEnd{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name,
 			Kind: ProviderRefund, OrderID: &ev.OrderID})
-		return 0, err
+		return err
 	case providers.KindSubscriptionEnded:
 		if ev.SubscriptionID == "" {
-			return 0, nil
+			return nil
 		}
 		_, err := s.EndFromProviderTx(ctx, tx, ProviderEnd{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name,
 			Kind: ProviderSubscriptionEnded, SubscriptionID: &ev.SubscriptionID})
-		return 0, err
+		return err
 	case providers.KindTrialConverted:
 		if ev.SubscriptionID == "" {
-			return 0, nil
+			return nil
 		}
 		_, err := s.ConvertTrialTx(ctx, tx, ProviderConversion{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name,
 			SubscriptionID: ev.SubscriptionID})
-		return 0, err
+		return err
 	}
-	return 0, nil
+	return nil
 }
 
 // providerOrder turns a paid order into what IssueFromProviderTx takes,

@@ -17,7 +17,8 @@ import (
 // TestProviderWebhookMetrics, on both engines: each provider webhook is
 // counted once by its provider and outcome. A failed line-items call is
 // failed (the provider sends it again), a paid checkout applied, its
-// repeat repeated, an event the service does nothing with ignored, and a
+// repeat repeated, an order that cannot be issued held, an event the
+// service does nothing with ignored, and a
 // bad signature, a body that is no event, a disconnected integration and
 // an unknown one refused, the unknown one under provider "unknown".
 func TestProviderWebhookMetrics(t *testing.T) {
@@ -48,6 +49,13 @@ func TestProviderWebhookMetrics(t *testing.T) {
 				t.Error("HandleProviderWebhook(refused) error = nil")
 			}
 		}
+		// A paid order whose email fails the rule is held.
+		f.shop.AddCheckout("cs_admin_held", providers.Item{ProductID: "prod_app", Quantity: 1})
+		held := f.signed(providertest.StripeCheckoutEvent(providertest.StripeCheckout{EventID: "evt_admin_held", SessionID: "cs_admin_held",
+			PaymentIntent: "pi_admin_held", Customer: "cus_admin_1", Email: "no address"}, f.clk.Now()))
+		if res, err := f.svc.HandleProviderWebhook(ctx, held); err != nil || !res.Held {
+			t.Fatalf("HandleProviderWebhook(held) = %+v, %v", res, err)
+		}
 		// A disconnected integration's provider is still known.
 		if err := f.svc.DisconnectIntegration(ctx, licentia.OperatorActor, f.org.ID, f.integ); err != nil {
 			t.Fatalf("DisconnectIntegration() error = %v", err)
@@ -56,10 +64,11 @@ func TestProviderWebhookMetrics(t *testing.T) {
 			t.Error("HandleProviderWebhook(disconnected) error = nil")
 		}
 		want := `
-# HELP licentia_provider_events_total Payment provider webhook events received, by provider and outcome: applied, repeated, ignored, refused or failed.
+# HELP licentia_provider_events_total Payment provider webhook events received, by provider and outcome: applied, held, repeated, ignored, refused or failed.
 # TYPE licentia_provider_events_total counter
 licentia_provider_events_total{outcome="applied",provider="stripe"} 1
 licentia_provider_events_total{outcome="failed",provider="stripe"} 1
+licentia_provider_events_total{outcome="held",provider="stripe"} 1
 licentia_provider_events_total{outcome="ignored",provider="stripe"} 1
 licentia_provider_events_total{outcome="refused",provider="stripe"} 3
 licentia_provider_events_total{outcome="refused",provider="unknown"} 1

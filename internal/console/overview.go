@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
 )
 
@@ -16,6 +17,9 @@ type overviewPage struct {
 	Usage  []usageRow
 	Counts *store.LicenceCounts
 	Chart  chart
+	// Held counts the paid orders held until released or dropped, for
+	// members who may see them.
+	Held int64
 }
 
 type usageRow struct {
@@ -46,6 +50,11 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, v *visit) erro
 		return err
 	}
 	p := overviewPage{Plan: string(org.Organization.Plan), Counts: counts, Chart: newChart(days)}
+	if v.Member.Role.HasScope(licentia.ScopeProviderRead) {
+		if p.Held, err = s.admin.CountHeldOrders(ctx, v.orgID()); err != nil {
+			return err
+		}
+	}
 	for _, u := range usage {
 		row := usageRow{Name: usageNames[u.Resource], Used: u.Used, Limit: u.Limit}
 		if u.Limit > 0 {

@@ -314,6 +314,8 @@ var notices = map[string]string{
 	"grant-revoked":      "The AI assistant's access was ended.",
 	"branding-saved":     "The branding was saved; customers see it from their next mail.",
 	"key-mailed":         "The key will be mailed to the customer in a moment.",
+	"held-released":      "The order was released: its licences were issued and the buyer will be mailed.",
+	"held-dropped":       "The order was dropped; it will not be issued.",
 }
 
 // notice is the fixed message a page's query names, or "".

@@ -66,6 +66,9 @@ func (s *Server) routes() {
 	s.form("POST /console/integrations/{id}/disconnect", connecting, s.disconnectIntegration)
 	s.form("POST /console/integrations/{id}/mappings", scope(licentia.ScopeProviderWrite), s.putMapping)
 	s.form("POST /console/integrations/{id}/mappings/{providerProductId}/delete", scope(licentia.ScopeProviderWrite), s.deleteMapping)
+	s.page("GET /console/orders/held", scope(licentia.ScopeProviderRead), s.heldOrders)
+	s.form("POST /console/orders/held/{id}/release", scope(licentia.ScopeProviderWrite), s.releaseHeldOrder)
+	s.form("POST /console/orders/held/{id}/drop", scope(licentia.ScopeProviderWrite), s.dropHeldOrder)
 
 	s.page("GET /console/webhooks", scope(licentia.ScopeWebhooksRead), s.webhooks)
 	s.form("POST /console/webhooks", scope(licentia.ScopeWebhooksWrite), s.addWebhook)

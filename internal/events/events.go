@@ -118,7 +118,7 @@ func Write(ctx context.Context, tx store.Tx, typ licentia.EventType, at time.Tim
 		snap := ActivationOf(a)
 		b.Data.Activation = &snap
 	}
-	return write(ctx, tx, l, at, b)
+	return write(ctx, tx, l.OrgID, &l.ID, typ, at, b)
 }
 
 // WriteReissued records licence.reissued in tx: data.licence is the old
@@ -129,13 +129,13 @@ func WriteReissued(ctx context.Context, tx store.Tx, at time.Time, old, replacem
 	snap := LicenceOf(replacement, at)
 	b := body{Type: licentia.EventLicenceReissued, Timestamp: licentia.FormatTime(at),
 		Data: data{Licence: LicenceOf(old, at), Replacement: &snap}}
-	return write(ctx, tx, old, at, b)
+	return write(ctx, tx, old.OrgID, &old.ID, b.Type, at, b)
 }
 
-// write encodes b, stores it as an event about l at at and queues its
-// deliveries.
-func write(ctx context.Context, tx store.Tx, l *licentia.Licence, at time.Time, b body) (*licentia.Event, error) {
-	typ := b.Type
+// write encodes b, stores it as an event of typ at at, of the
+// organization orgID and about licence licenceID (nil for an event about
+// no licence), and queues its deliveries.
+func write(ctx context.Context, tx store.Tx, orgID string, licenceID *string, typ licentia.EventType, at time.Time, b any) (*licentia.Event, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -143,7 +143,7 @@ func write(ctx context.Context, tx store.Tx, l *licentia.Licence, at time.Time, 
 		return nil, fmt.Errorf("encode event %s: %w", typ, err)
 	}
 	e := &licentia.Event{
-		ID: NewID(), OrgID: l.OrgID, Type: typ, LicenceID: &l.ID, At: at,
+		ID: NewID(), OrgID: orgID, Type: typ, LicenceID: licenceID, At: at,
 		Body: bytes.TrimRight(buf.Bytes(), "\n"),
 	}
 	if err := tx.InsertEvent(ctx, e); err != nil {

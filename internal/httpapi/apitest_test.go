@@ -603,6 +603,9 @@ var adminRoutes = []adminRoute{
 	{"GET", "/v1/admin/integrations/{id}/mappings", licentia.ScopeProviderRead, nil},
 	{"PUT", "/v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, map[string]any{"product_id": "desk-app"}},
 	{"DELETE", "/v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, nil},
+	{"GET", "/v1/admin/orders/held", licentia.ScopeProviderRead, nil},
+	{"POST", "/v1/admin/orders/held/{id}/release", licentia.ScopeProviderWrite, map[string]any{"limit_count": 2}},
+	{"DELETE", "/v1/admin/orders/held/{id}", licentia.ScopeProviderWrite, nil},
 	{"GET", "/v1/admin/webhooks", licentia.ScopeWebhooksRead, nil},
 	{"POST", "/v1/admin/webhooks", licentia.ScopeWebhooksWrite, map[string]any{"url": "https://hooks.example.com/licentia", "event_types": []string{"licence.issued"}}},
 	{"GET", "/v1/admin/webhooks/{id}", licentia.ScopeWebhooksRead, nil},
@@ -650,9 +653,11 @@ func (rt adminRoute) call(key string) call {
 // isTeamChange reports whether the route changes the team, which no key may do.
 func (rt adminRoute) isTeamChange() bool { return rt.scope == licentia.ScopeMembersWrite }
 
-// isIntegration reports whether the route is an integration or mapping route.
+// isIntegration reports whether the route is an integration or mapping
+// route. The held-order routes share their scopes, but need no master key:
+// without one no order is ever held.
 func (rt adminRoute) isIntegration() bool {
-	return rt.scope == licentia.ScopeProviderRead || rt.scope == licentia.ScopeProviderWrite
+	return strings.HasPrefix(rt.pattern, "/v1/admin/integrations")
 }
 
 // logBuffer collects the server's log lines; handlers write from their own

@@ -46,7 +46,7 @@ func (s *Server) providerWebhook(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The event's type and what it did, never its ids, email or signature.
 	s.log.InfoContext(r.Context(), "provider event", "request_id", requestID(r.Context()),
-		"provider", res.Provider, "type", res.Type, "kind", res.Kind, "repeated", res.Repeated, "issued", res.Issued)
+		"provider", res.Provider, "type", res.Type, "kind", res.Kind, "repeated", res.Repeated, "issued", res.Issued, "held", res.Held)
 	writeJSON(w, http.StatusOK, receivedAnswer{Received: true})
 	return nil
 }

@@ -5,10 +5,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/mail/mailtest"
 	"github.com/licentia/licentia/internal/providers"
+	"github.com/licentia/licentia/internal/providers/lemonsqueezy"
+	"github.com/licentia/licentia/internal/providers/paddle"
 	"github.com/licentia/licentia/internal/providers/providertest"
 )
 
@@ -116,6 +119,79 @@ func TestStripeOrderKeyMailOff(t *testing.T) {
 			if strings.Count(text, "Licence key:") != 1 || strings.Contains(text, "machine") {
 				t.Errorf("the mail lists the licence whose mapping mails no key:\n%s", text)
 			}
+		})
+	}
+}
+
+// TestPaddleAndLemonSqueezyOrdersMailKeys: as TestStripeOrderMailsKeys, a
+// paid order through the Paddle fake and one through the Lemon Squeezy
+// fake each end with one key mail to the buyer in the outbox, the key and
+// the purchase link each on a line of their own; the buyer then finds the
+// purchase by the number on their receipt (Paddle's invoice number, Lemon
+// Squeezy's order number). On both engines.
+func TestPaddleAndLemonSqueezyOrdersMailKeys(t *testing.T) {
+	for _, tt := range []struct {
+		name          providers.Name
+		env           func(t *testing.T, postgres bool) *providerEnv
+		sign          func(now time.Time) call
+		order, number string
+	}{
+		{name: providers.Paddle, order: "txn_01mail", number: "325-20001",
+			env: func(t *testing.T, postgres bool) *providerEnv {
+				f := providertest.NewPaddle(t, paddleShopKey)
+				f.AddProduct("pro_01httpdesk")
+				f.AddCustomer("ctm_01buyer", buyerEmail)
+				return connectedEnv(t, postgres, providers.Paddle, paddle.New(f.URL(), providerTimeout), paddleShopKey, "pro_01httpdesk")
+			},
+			sign: func(now time.Time) call {
+				body := providertest.PaddleTransactionEvent(providertest.PaddleTransaction{EventID: "evt_01mail", TransactionID: "txn_01mail",
+					InvoiceNumber: "325-20001", CustomerID: "ctm_01buyer", Items: []providers.Item{{ProductID: "pro_01httpdesk", Quantity: 2}}}, now)
+				return call{body: body, headers: map[string]string{"Paddle-Signature": providertest.PaddleSignature(body, shopSecret, now)}}
+			}},
+		{name: providers.LemonSqueezy, order: "2001", number: "77",
+			env: func(t *testing.T, postgres bool) *providerEnv {
+				f := providertest.NewLemonSqueezy(t, lemonShopKey)
+				f.AddVariant("4242", false)
+				return connectedEnv(t, postgres, providers.LemonSqueezy, lemonsqueezy.New(f.URL(), providerTimeout), lemonShopKey, "4242")
+			},
+			sign: func(time.Time) call {
+				body := providertest.LemonSqueezyOrderEvent(providertest.LemonSqueezyOrder{OrderID: 2001, OrderNumber: 77,
+					Identifier: "ord-2001", CustomerID: 7, Email: buyerEmail, VariantID: 4242, Quantity: 2, Total: 9800})
+				return call{body: body, headers: map[string]string{"X-Event-Name": "order_created",
+					"X-Signature": providertest.LemonSqueezySignature(body, shopSecret)}}
+			}},
+	} {
+		t.Run(string(tt.name), func(t *testing.T) {
+			bothEngines(t, func(t *testing.T, o envOptions) {
+				e := tt.env(t, o.postgres)
+				e.read = e.testEnv.key(t, e.org.ID, licentia.ScopeLicencesRead)
+				c := tt.sign(e.clock.Now())
+				c.method, c.path = "POST", webhookPath(e.integ)
+				e.run(t, scenario{call: c, wantStatus: http.StatusOK, wantBody: `{"received":true}`})
+				e.run(t, scenario{call: c, wantStatus: http.StatusOK, wantBody: `{"received":true}`})
+				ls := e.licences(t)
+				if len(ls) != 1 || ls[0].LimitCount != 2 {
+					t.Fatalf("licences = %+v, want one of 2 seats", ls)
+				}
+				le := licenceEnv{testEnv: e.testEnv}
+				if n := le.courier(t); n != 1 {
+					t.Fatalf("the worker claimed %d mails, want one for the order", n)
+				}
+				mails := mailtest.Outbox(t, e.outbox)
+				if len(mails) != 1 {
+					t.Fatalf("outbox holds %d mails, want 1", len(mails))
+				}
+				if to := mails[0].Header.Get("To"); !strings.Contains(to, buyerEmail) {
+					t.Errorf("To = %q, want the buyer", to)
+				}
+				link := testBaseURL + "/portal/acme/"
+				mails[0].CheckStandalone(t, e.keyOf(t, ls[0].ID), link, "Limit: 2 seats")
+				r := e.run(t, scenario{call: lookupGet(buyerEmail, tt.number, "198.51.100.30"), wantStatus: http.StatusOK})
+				v := decodeStrict[purchaseView](t, r.body)
+				if len(v.Purchase.Licences) != 1 || v.Purchase.Licences[0].ID != ls[0].ID || v.Purchase.Licences[0].LicenceKey != e.keyOf(t, ls[0].ID) {
+					t.Errorf("lookup by %s = %+v, want licence %s with its key", tt.number, v.Purchase, ls[0].ID)
+				}
+			})
 		})
 	}
 }

@@ -45,6 +45,7 @@ var requestStructs = map[string]any{
 	"POST /v1/admin/invitations":                                   nil, // team changes answer 403 before reading a body
 	"PUT /v1/admin/members/{id}/role":                              nil,
 	"PUT /v1/admin/integrations/{id}/mappings/{providerProductId}": admin.PutMapping{},
+	"POST /v1/admin/orders/held/{id}/release":                      admin.HeldRelease{},
 	// The provider's body is handed over as signed, never decoded here.
 	"POST /v1/providers/{integration_id}/webhooks": nil,
 }

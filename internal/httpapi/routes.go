@@ -72,4 +72,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/admin/integrations/{id}/mappings", licentia.ScopeProviderRead, s.listMappings)
 	s.handle("PUT /v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, s.putMapping)
 	s.handle("DELETE /v1/admin/integrations/{id}/mappings/{providerProductId}", licentia.ScopeProviderWrite, s.deleteMapping)
+	s.handle("GET /v1/admin/orders/held", licentia.ScopeProviderRead, s.listHeldOrders)
+	s.handle("POST /v1/admin/orders/held/{id}/release", licentia.ScopeProviderWrite, s.releaseHeldOrder)
+	s.handle("DELETE /v1/admin/orders/held/{id}", licentia.ScopeProviderWrite, s.dropHeldOrder)
 }

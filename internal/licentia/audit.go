@@ -116,6 +116,12 @@ const (
 	AuditIntegrationWebhookSecretSet = "integration.webhook_secret_set"
 	AuditMappingSaved                = "mapping.saved"
 	AuditMappingDeleted              = "mapping.deleted"
+	// AuditOrderHeld, AuditOrderReleased and AuditOrderDropped record a
+	// paid order kept unissued, then issued with corrections or dropped;
+	// they never hold the buyer's address.
+	AuditOrderHeld     = "order.held"
+	AuditOrderReleased = "order.released"
+	AuditOrderDropped  = "order.dropped"
 
 	// AuditBrandingUpdated records a change of what customers see of the
 	// organization.

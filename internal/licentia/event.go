@@ -18,7 +18,10 @@ const (
 	EventLicenceUpdated EventType = "licence.updated"
 	// EventLicenceReissued reports a licence whose key was reissued: its
 	// data holds the old licence and its replacement.
-	EventLicenceReissued       EventType = "licence.reissued"
+	EventLicenceReissued EventType = "licence.reissued"
+	// EventOrderHeld reports a paid order kept unissued (a held order):
+	// its data holds the order, not a licence.
+	EventOrderHeld             EventType = "order.held"
 	EventActivationCreated     EventType = "activation.created"
 	EventActivationDeactivated EventType = "activation.deactivated"
 )
@@ -27,7 +30,7 @@ const (
 var EventTypes = []EventType{
 	EventLicenceIssued, EventLicenceRevoked, EventLicenceExpired, EventLicenceReinstated,
 	EventLicenceAnonymised, EventLicenceTrialConverted, EventActivationCreated, EventActivationDeactivated,
-	EventLicenceUpdated, EventLicenceReissued,
+	EventLicenceUpdated, EventLicenceReissued, EventOrderHeld,
 }
 
 // Event is a committed change as webhooks report it. Body is the one-line

@@ -12,6 +12,7 @@ import (
 
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
 )
 
 // decoded is JSON decoded for comparison.
@@ -217,6 +218,23 @@ func TestToolsAnswerAsTheAPI(t *testing.T) {
 		}
 		same("delete_mapping", map[string]any{"integration_id": f.integration, "provider_product_id": "prod_basic"}, "DELETE", mpath, nil)
 
+		// Held orders, kept here as a provider's webhook would: listed,
+		// dropped and released through the tools as through the API.
+		e.api(t, "PUT", mpath, tok, map[string]any{"product_id": "desk"})
+		toDrop, toRelease := heldOrder(t, e, f.integration, "pi_held_1"), heldOrder(t, e, f.integration, "pi_held_2")
+		same("list_held_orders", nil, "GET", "/v1/admin/orders/held", nil)
+		if r := call(t, cs, "drop_held_order", map[string]any{"id": toDrop}); r.isError || r.text != "Done: No Content." {
+			t.Errorf("drop_held_order = %+v, want a success without content", r)
+		}
+		released := call(t, cs, "release_held_order", map[string]any{"id": toRelease, "email": "held@example.com"})
+		if ls, _ := field(t, released.structured, "licences").([]any); released.isError || len(ls) != 1 {
+			t.Errorf("release_held_order = %s, want one licence", released.text)
+		}
+		if again := e.api(t, "POST", "/v1/admin/orders/held/"+toRelease+"/release", tok, map[string]any{}); again.status != http.StatusNotFound {
+			t.Errorf("release again through the API: %d %s, want 404", again.status, again.body)
+		}
+		same("drop_held_order", map[string]any{"id": toDrop}, "DELETE", "/v1/admin/orders/held/"+toDrop, nil)
+
 		// The team.
 		inv := call(t, cs, "invite_member", map[string]any{"email": "new@acme.example", "role": "support"})
 		if inv.isError {
@@ -273,4 +291,21 @@ func TestToolsAnswerAsTheAPI(t *testing.T) {
 			t.Errorf("the log lacks the /mcp access lines or the tool calls' route lines")
 		}
 	})
+}
+
+// heldOrder keeps a paid order of integration, with an email failing the
+// rule, as the provider's webhook would, and returns its id.
+func heldOrder(t *testing.T, e *env, integration, orderID string) string {
+	t.Helper()
+	h := &licentia.HeldOrder{ID: licentia.NewID(), OrgID: e.org.ID, IntegrationID: integration, Provider: "stripe",
+		EventID: "evt_" + orderID, OrderKey: orderID, OrderID: &orderID, Email: new("no address"), Reason: licentia.HeldEmailInvalid,
+		Items: []licentia.HeldItem{{ProviderProductID: "prod_basic", Quantity: 1}}, Status: licentia.HeldPending, CreatedAt: start}
+	err := e.store.InTx(t.Context(), func(tx store.Tx) error {
+		_, err := tx.CreateHeldOrder(t.Context(), h)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.ID
 }

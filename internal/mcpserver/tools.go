@@ -91,6 +91,11 @@ var tools = []*tool{
 		args: byMapping, in: admin.PutMapping{}, effect: adds, idempotent: true},
 	{name: "delete_mapping", title: "Delete a product mapping", method: "DELETE", path: "/v1/admin/integrations/{id}/mappings/{providerProductId}",
 		args: byMapping, effect: destructive, idempotent: true},
+	{name: "list_held_orders", title: "List held orders", method: "GET", path: "/v1/admin/orders/held"},
+	{name: "release_held_order", title: "Release a held order with corrections", method: "POST", path: "/v1/admin/orders/held/{id}/release",
+		args: byID, in: admin.HeldRelease{}, effect: adds, mails: true},
+	{name: "drop_held_order", title: "Drop a held order", method: "DELETE", path: "/v1/admin/orders/held/{id}", args: byID,
+		effect: destructive},
 
 	{name: "list_webhook_endpoints", title: "List webhook endpoints", method: "GET", path: "/v1/admin/webhooks"},
 	{name: "get_webhook_endpoint", title: "Get a webhook endpoint", method: "GET", path: "/v1/admin/webhooks/{id}", args: byID},

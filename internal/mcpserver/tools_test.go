@@ -15,11 +15,11 @@ import (
 var (
 	readTools = []string{"get_organization", "list_products", "get_product", "find_licences", "list_licences", "export_licences",
 		"count_licences", "get_licence",
-		"get_licence_audit", "list_integrations", "list_mappings", "list_webhook_endpoints", "get_webhook_endpoint",
+		"get_licence_audit", "list_integrations", "list_mappings", "list_held_orders", "list_webhook_endpoints", "get_webhook_endpoint",
 		"list_webhook_deliveries", "list_members", "list_invitations"}
 	licenceTools = []string{"issue_licence", "revoke_licence", "expire_licence", "reinstate_licence", "reissue_licence",
 		"deactivate_activation", "send_licence_key"}
-	providerTools = []string{"save_mapping", "delete_mapping"}
+	providerTools = []string{"save_mapping", "delete_mapping", "release_held_order", "drop_held_order"}
 	webhookTools  = []string{"retry_webhook_delivery"}
 	teamTools     = []string{"invite_member", "revoke_invitation", "change_member_role", "remove_member"}
 	licenceReads  = []string{"find_licences", "list_licences", "export_licences", "count_licences", "get_licence"}
@@ -89,7 +89,7 @@ func TestToolsListByKey(t *testing.T) {
 		{"team reads", []licentia.Scope{licentia.ScopeOrganizationRead, licentia.ScopeMembersRead},
 			sorted([]string{"get_organization", "list_members", "list_invitations"})},
 		{"provider", []licentia.Scope{licentia.ScopeProviderRead, licentia.ScopeProviderWrite},
-			sorted([]string{"list_integrations", "list_mappings"}, providerTools)},
+			sorted([]string{"list_integrations", "list_mappings", "list_held_orders"}, providerTools)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := sorted(toolNames(t, e.session(t, e.key(t, tt.scopes...))))
@@ -128,6 +128,9 @@ var toolSchemas = map[string]struct{ props, required []string }{
 	"save_mapping": {[]string{"integration_id", "provider_product_id", "product_id", "limit_kind", "limit_count", "key_valid_days",
 		"on_refund", "on_subscription_end", "renewal_url", "send_key_mail"}, []string{"integration_id", "provider_product_id", "product_id"}},
 	"delete_mapping":          {[]string{"integration_id", "provider_product_id"}, []string{"integration_id", "provider_product_id"}},
+	"list_held_orders":        {},
+	"release_held_order":      {[]string{"id", "email", "limit_count", "adds_to_licence_id"}, []string{"id"}},
+	"drop_held_order":         {[]string{"id"}, []string{"id"}},
 	"list_webhook_endpoints":  {},
 	"get_webhook_endpoint":    {[]string{"id"}, []string{"id"}},
 	"list_webhook_deliveries": {[]string{"id", "cursor"}, []string{"id"}},
@@ -235,7 +238,7 @@ func TestToolSchemas(t *testing.T) {
 func TestToolAnnotations(t *testing.T) {
 	e := newEnv(t, nil)
 	destructive := []string{"revoke_licence", "expire_licence", "reissue_licence", "deactivate_activation", "delete_mapping",
-		"revoke_invitation", "remove_member", "change_member_role"}
+		"drop_held_order", "revoke_invitation", "remove_member", "change_member_role"}
 	for name, tl := range ownerTools(t, e) {
 		a := tl.Annotations
 		if a == nil {

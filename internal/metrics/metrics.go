@@ -82,7 +82,7 @@ func New(o Options) *Metrics {
 		}, []string{"outcome"}),
 		providerEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "licentia_provider_events_total",
-			Help: "Payment provider webhook events received, by provider and outcome: applied, repeated, ignored, refused or failed.",
+			Help: "Payment provider webhook events received, by provider and outcome: applied, held, repeated, ignored, refused or failed.",
 		}, []string{"provider", "outcome"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "licentia_rate_limited_total",
@@ -231,6 +231,9 @@ const (
 	// ProviderApplied is a new event whose effect (issue, end, convert) was
 	// applied.
 	ProviderApplied = "applied"
+	// ProviderHeld is a new paid order that could not be issued as it
+	// stood, kept as a held order and answered 200.
+	ProviderHeld = "held"
 	// ProviderRepeated is an event handled before: nothing changed.
 	ProviderRepeated = "repeated"
 	// ProviderIgnored is a new event of a kind the service does nothing

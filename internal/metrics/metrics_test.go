@@ -71,7 +71,7 @@ licentia_activations_total{result="seat_limit_reached",route="activate"} 1
 licentia_webhook_deliveries_total{outcome="delivered"} 0
 licentia_webhook_deliveries_total{outcome="given_up"} 0
 licentia_webhook_deliveries_total{outcome="retrying"} 1
-# HELP licentia_provider_events_total Payment provider webhook events received, by provider and outcome: applied, repeated, ignored, refused or failed.
+# HELP licentia_provider_events_total Payment provider webhook events received, by provider and outcome: applied, held, repeated, ignored, refused or failed.
 # TYPE licentia_provider_events_total counter
 licentia_provider_events_total{outcome="ignored",provider="paddle"} 1
 # HELP licentia_rate_limited_total Requests refused 429 by a rate limit, by rule.

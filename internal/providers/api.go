@@ -32,7 +32,8 @@ type API struct {
 // notFound when it is set (ErrNoSuchProduct for a product), otherwise, like
 // any other answer, a network failure or a timeout, ErrUnavailable. An
 // answer holding text that is not valid UTF-8 is ErrUnavailable and
-// ErrTextInvalid both. Errors
+// ErrTextInvalid both, unless ctx carries a TextWatch (see WatchText).
+// Errors
 // name the path without its query, which may hold an order id, and never
 // the key.
 func (a API) Get(ctx context.Context, apiKey, path string, notFound error, into any) error {
@@ -65,10 +66,10 @@ func (a API) Get(ctx context.Context, apiKey, path string, notFound error, into 
 	if err != nil {
 		return fmt.Errorf("GET %s: %w: %w", path, ErrUnavailable, TransportError(err))
 	}
-	// Text that decoding would replace with U+FFFD makes the answer
-	// unusable, as a failure of the provider; an event that needed it is
-	// refused as if the event held it (ErrTextInvalid).
-	if !IsText(raw) {
+	// Text that decoding would replace with U+FFFD is read so only under a
+	// TextWatch, which the caller then knows of; otherwise the answer is
+	// unusable, as a failure of the provider.
+	if !IsText(raw) && !noteInvalidText(ctx) {
 		return fmt.Errorf("GET %s: %w: %w", path, ErrUnavailable, ErrTextInvalid)
 	}
 	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(into); err != nil {

@@ -1,14 +1,46 @@
 package providers
 
 import (
+	"context"
 	"errors"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
 // ErrTextInvalid reports an answer of a provider's API that holds text
-// IsText refuses. Nothing of it may be stored: an event that needed the
-// answer is refused as if the event held the text.
+// IsText refuses, read without a TextWatch.
 var ErrTextInvalid = errors.New("the provider sent text that is not valid UTF-8")
+
+// TextWatch notes that an answer of a provider's API, read while an event
+// was parsed, held text IsText refuses. The answer is decoded all the
+// same, each such text becoming U+FFFD, so the event can be held rather
+// than refused: the caller treats every string holding U+FFFD as
+// unreadable and stores none of them (a held order with reason
+// text_invalid).
+type TextWatch struct{ invalid atomic.Bool }
+
+type textWatchKey struct{}
+
+// WatchText returns ctx carrying a new TextWatch, which API calls made
+// with it report to.
+func WatchText(ctx context.Context) (context.Context, *TextWatch) {
+	w := &TextWatch{}
+	return context.WithValue(ctx, textWatchKey{}, w), w
+}
+
+// Invalid reports whether an answer read under the watch held text IsText
+// refuses.
+func (w *TextWatch) Invalid() bool { return w.invalid.Load() }
+
+// noteInvalidText reports invalid text to ctx's TextWatch and whether
+// there was one to report to.
+func noteInvalidText(ctx context.Context) bool {
+	w, ok := ctx.Value(textWatchKey{}).(*TextWatch)
+	if ok {
+		w.invalid.Store(true)
+	}
+	return ok
+}
 
 // IsText reports whether b, a provider's JSON, holds only text that
 // encoding/json reads as sent: valid UTF-8, and no \u escape of a

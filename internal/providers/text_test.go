@@ -112,6 +112,32 @@ func TestAPIGetInvalidText(t *testing.T) {
 			if into.Email != "" {
 				t.Errorf("Get() decoded email %q, want nothing decoded", into.Email)
 			}
+
+			// Under a watch the answer is read, the text marked U+FFFD for
+			// the caller to leave unstored, and the watch knows.
+			ctx, watch := providers.WatchText(t.Context())
+			if err := api.Get(ctx, "key", "/customers/ctm_1", nil, &into); err != nil {
+				t.Fatalf("Get() under a watch: %v", err)
+			}
+			if !watch.Invalid() || into.Email != "\ufffd@example.com" {
+				t.Errorf("Get() under a watch: email %q, noted %v; want U+FFFD@example.com, noted", into.Email, watch.Invalid())
+			}
 		})
+	}
+}
+
+// TestWatchTextQuiet: a watch over an answer of valid text notes nothing.
+func TestWatchTextQuiet(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte(`{"email":"\ufffd@example.com"}`))
+	}))
+	defer srv.Close()
+	api := providers.API{BaseURL: srv.URL, HTTP: &http.Client{Timeout: time.Second}}
+	ctx, watch := providers.WatchText(t.Context())
+	var into struct {
+		Email string `json:"email"`
+	}
+	if err := api.Get(ctx, "key", "/customers/ctm_1", nil, &into); err != nil || watch.Invalid() {
+		t.Errorf("Get() = %v, noted %v; want nil, not noted", err, watch.Invalid())
 	}
 }

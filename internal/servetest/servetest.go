@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -45,6 +46,13 @@ func (s *Service) Env(stdout, stderr io.Writer) cli.Env {
 // the test fails.
 func Start(t *testing.T, dbURL string) *Service {
 	t.Helper()
+	return StartWith(t, dbURL, nil)
+}
+
+// StartWith is Start with more variables in the environment, such as a
+// payment provider fake's LICENTIA_STRIPE_API_URL.
+func StartWith(t *testing.T, dbURL string, more map[string]string) *Service {
+	t.Helper()
 	dir := t.TempDir()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -61,6 +69,7 @@ func Start(t *testing.T, dbURL string) *Service {
 		"LICENTIA_LISTEN":       addr,
 		"LICENTIA_BASE_URL":     "http://" + addr,
 	}}
+	maps.Copy(s.vars, more)
 	app, err := cli.NewApp(t.Context(), s.Env(io.Discard, s.Logs))
 	if err != nil {
 		t.Fatalf("NewApp() error = %v", err)

@@ -13,6 +13,7 @@ import (
 type Reader interface {
 	MailReader
 	PortalReader
+	HeldOrderReader
 	Organization(ctx context.Context, orgID string) (*licentia.Organization, error)
 	OrganizationBySlug(ctx context.Context, slug string) (*licentia.Organization, error)
 	// APIKeyByPrefix finds a key by its public prefix, in any organization:

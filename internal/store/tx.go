@@ -12,6 +12,7 @@ type Tx interface {
 	Reader
 	MailWriter
 	PortalWriter
+	HeldOrderWriter
 	// LockOrganization serialises plan checks on one organization until the
 	// transaction ends, so of two requests racing for the last place exactly
 	// one wins, across processes.

@@ -107,6 +107,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Mappings", testMappings},
 		{"IntegrationIsolation", testIntegrationIsolation},
 		{"ProviderEvents", testProviderEvents},
+		{"HeldOrders", testHeldOrders},
+		{"HeldOrderSettleRace", testHeldOrderSettleRace},
 		{"Member", testMember},
 		{"Memberships", testMemberships},
 		{"SetMemberRole", testSetMemberRole},
