@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/licentia/licentia/internal/servetest"
+	"github.com/licentia/licentia/internal/store/storetest"
 	"github.com/licentia/licentia/sdk"
 )
 
@@ -23,10 +24,11 @@ import (
 // offline from a request file, has the key mailed again, and replaces it:
 // the old key is then refused by /v1/activations and the new one
 // activates. Every page is saved at 1280 and 390 pixels wide, and at 390
-// none scrolls sideways.
+// none scrolls sideways. Both engines; the SQLite walk saves the pictures.
 func TestPortalInBrowser(t *testing.T) {
 	b := browser(t)
-	walkPortal(t, b, servetest.Start(t, ""))
+	t.Run("sqlite", func(t *testing.T) { walkPortal(t, b, servetest.Start(t, ""), true) })
+	t.Run("postgres", func(t *testing.T) { walkPortal(t, b, servetest.Start(t, storetest.PostgresURL(t)), false) })
 }
 
 var portalLink = regexp.MustCompile(`(?m)^(http://127\.0\.0\.1:\d+/portal/acme/sign-in/[A-Za-z0-9_-]{43})\r?$`)
@@ -58,7 +60,7 @@ func outboxWith(t *testing.T, s *servetest.Service, to, want string) []string {
 	}
 }
 
-func walkPortal(t *testing.T, b context.Context, s *servetest.Service) {
+func walkPortal(t *testing.T, b context.Context, s *servetest.Service, save bool) {
 	s.Operator(t, "org", "create", "--name", "Acme Software", "--slug", "acme", "--plan", "studio", "--owner-email", "owner@acme.example")
 	key := s.Operator(t, "apikey", "create", "--org", "acme", "--scopes", "products:write,licences:write,licences:read")["key"].(string)
 	for _, p := range []map[string]any{
@@ -91,7 +93,7 @@ func walkPortal(t *testing.T, b context.Context, s *servetest.Service) {
 	buyer := person(t, b)
 	both := func(name string) {
 		t.Helper()
-		shot(t, buyer, true, "portal-"+name)
+		shot(t, buyer, save, "portal-"+name)
 		url := location(t, buyer)
 		if _, err := chromedp.Run(buyer, chromedp.EmulateViewport(390, 844)); err != nil {
 			t.Fatal(err)
@@ -106,7 +108,7 @@ func walkPortal(t *testing.T, b context.Context, s *servetest.Service) {
 		if wide != 390 {
 			t.Errorf("%s is %d pixels wide on a 390-pixel screen", name, wide)
 		}
-		shot(t, buyer, true, "portal-"+name+"-phone")
+		shot(t, buyer, save, "portal-"+name+"-phone")
 		if _, err := chromedp.Run(buyer, chromedp.EmulateViewport(1280, 900)); err != nil {
 			t.Fatal(err)
 		}
