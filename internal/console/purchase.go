@@ -21,6 +21,8 @@ type purchasePage struct {
 	// Purchase is set once a lookup matched.
 	Purchase *purchase.Purchase
 	Licences []purchaseLicence
+	// Org is the purchase's organization, whose branding the page wears.
+	Org *licentia.Organization
 	// Portal is the path of the customer portal of the purchase's
 	// organization, where the buyer signs in to manage every licence of
 	// theirs.
@@ -40,7 +42,7 @@ type purchaseLicence struct {
 // in; nothing is looked up until the buyer sends the form.
 func (s *Server) purchasePage(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	return s.render(w, r, http.StatusOK, "purchase", &view{Title: "Your purchase",
+	return s.render(w, r, http.StatusOK, "purchase", &view{Title: "Your purchase", Customer: brandFor(nil),
 		Data: purchasePage{Email: q.Get("email"), OrderID: q.Get("order_id"), LicenceKey: q.Get("licence_key")}})
 }
 
@@ -86,7 +88,7 @@ func (s *Server) showPurchase(w http.ResponseWriter, r *http.Request, free strin
 			return err
 		}
 	}
-	return s.render(w, r, http.StatusOK, "purchase", &view{Title: "Your purchase", Notice: notice, Data: page})
+	return s.render(w, r, http.StatusOK, "purchase", &view{Title: "Your purchase", Customer: brandFor(page.Org), Notice: notice, Data: page})
 }
 
 // provePurchase counts a customer page's post in the lookup limit, finds
@@ -110,6 +112,7 @@ func (s *Server) provePurchase(w http.ResponseWriter, r *http.Request) (page pur
 		if err != nil {
 			return page, true, err
 		}
+		page.Org = org
 		page.Portal = "/portal/" + url.PathEscape(org.Slug) + "/"
 	}
 	page.Licences, err = s.machines(ctx, found)
@@ -132,7 +135,7 @@ func (s *Server) refusePurchase(w http.ResponseWriter, r *http.Request, form str
 	if p == nil {
 		return err
 	}
-	return s.render(w, r, p.Status, "purchase", &view{Title: "Your purchase", Data: page, problem: p})
+	return s.render(w, r, p.Status, "purchase", &view{Title: "Your purchase", Customer: brandFor(page.Org), Data: page, problem: p})
 }
 
 // allowLookup counts a lookup in the lookup limit, with the subject the

@@ -43,7 +43,7 @@ func (e *env) buyer(addr string) *client {
 	return c
 }
 
-var requestIDLine = regexp.MustCompile(`Request [0-9a-f-]{36}`)
+var requestIDLine = regexp.MustCompile(`(?i)request [0-9a-f-]{36}`)
 
 // The customer page shows a purchase's keys and machines to whoever knows
 // the buyer's address and the order id, and frees a machine with the
@@ -206,4 +206,43 @@ func TestCustomerPageLookupLimit(t *testing.T) {
 	wantStatus(t, "another address", e.buyer("198.51.100.31").post(t, "/console/purchase", lookup), http.StatusNotFound)
 	// Showing the form counts nothing.
 	wantStatus(t, "the form", c.get(t, "/console/purchase"), http.StatusOK)
+}
+
+// The customer page wears the branding of the organization behind the
+// purchase: its name, logo (allowed by the page's policy), accent and
+// support address; "Licentia" only in the "powered by" line.
+func TestCustomerPageBranded(t *testing.T) {
+	onEngines(t, func(t *testing.T, o envOptions) {
+		o.proxies = loopbackProxy
+		e := newEnv(t, o)
+		e.product(t, e.org.ID, "desk-app", "DESK")
+		logo, accent, support := "https://cdn.zoe.example/logo.png", "#aa3300", "help@zoe.example"
+		err := e.store.InTx(t.Context(), func(tx store.Tx) error {
+			return tx.SetBranding(t.Context(), e.org.ID, licentia.Branding{DisplayName: new("Zoe Tools"),
+				LogoURL: &logo, Accent: &accent, SupportEmail: &support})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := e.issue(t, e.org.ID, "desk-app", "buyer@example.com")
+		c := e.buyer("198.51.100.40")
+		blank := c.get(t, "/console/purchase")
+		if strings.Contains(strings.ReplaceAll(blank.body, "Powered by Licentia", ""), "Licentia") {
+			t.Errorf("the customer page names Licentia beyond the powered-by line:\n%s", blank.body)
+		}
+		found := c.post(t, "/console/purchase", url.Values{"email": {"buyer@example.com"}, "order_id": {""}, "licence_key": {*v.Key}})
+		wantStatus(t, "lookup", found, http.StatusOK)
+		for _, want := range []string{"<title>Your purchase · Zoe Tools</title>", `<img src="` + logo + `" alt="Zoe Tools">`,
+			`href="/portal/acme/brand.css"`, "mailto:" + support, "Powered by Licentia"} {
+			if !strings.Contains(found.body, want) {
+				t.Errorf("branded purchase page lacks %q:\n%s", want, found.body)
+			}
+		}
+		if rest := strings.ReplaceAll(found.body, "Powered by Licentia", ""); strings.Contains(rest, "Licentia") {
+			t.Errorf("the branded page names Licentia beyond the powered-by line:\n%s", found.body)
+		}
+		if csp := found.header.Get("Content-Security-Policy"); !strings.Contains(csp, "img-src 'self' https://cdn.zoe.example;") {
+			t.Errorf("Content-Security-Policy = %q, want the logo's origin in img-src", csp)
+		}
+	})
 }

@@ -104,9 +104,12 @@ func parsePages() (pages, error) {
 // the pages that need none), the page's own data, and the problems of a
 // form the operation refused, shown again with what was typed.
 type view struct {
-	Title     string
-	Section   string
-	Visit     *visit
+	Title   string
+	Section string
+	Visit   *visit
+	// Customer is set on the pages a customer sees, which carry the
+	// organization's branding rather than the console's.
+	Customer  *customerBrand
 	Notice    string
 	Data      any
 	RequestID string
@@ -243,6 +246,9 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, page
 	}
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
 		return fmt.Errorf("render %s: %w", page, err)
+	}
+	if v.Customer != nil && v.Customer.LogoURL != "" {
+		w.Header().Set("Content-Security-Policy", web.AllowLogo(contentPolicy, v.Customer.LogoURL))
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)

@@ -111,10 +111,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, page
 		return fmt.Errorf("render %s: %w", page, err)
 	}
 	if v.Brand != nil && v.Brand.LogoURL != "" {
-		if u, err := url.Parse(v.Brand.LogoURL); err == nil && u.Scheme == "https" && u.Host != "" {
-			w.Header().Set("Content-Security-Policy",
-				strings.Replace(contentPolicy, "img-src 'self'", "img-src 'self' https://"+u.Host, 1))
-		}
+		w.Header().Set("Content-Security-Policy", web.AllowLogo(contentPolicy, v.Brand.LogoURL))
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
