@@ -30,7 +30,10 @@ type LicenceFilter struct {
 	Status      *licentia.Status
 	Term        *licentia.Term
 	Source      *licentia.Source
-	Limit       int
+	// Feature matches licences granting the feature code, whatever the
+	// grant's expiry.
+	Feature *string
+	Limit   int
 }
 
 // Seat is what the status route needs of a machine's live activation.

@@ -102,6 +102,15 @@ type Tx interface {
 	// UpdateProduct writes name, current_major, machines_per_seat,
 	// heartbeat_interval_seconds and updated_at.
 	UpdateProduct(ctx context.Context, p *licentia.Product) error
+	// PutProductFeature renames the product's feature of f's code, keeping
+	// its created_at, and reports created false; or adds f and reports
+	// created true. Past MaxFeatures it answers conflict; a product of
+	// another organization answers product_not_found or writes nothing
+	// (the caller reads the product first).
+	PutProductFeature(ctx context.Context, f *licentia.Feature) (stored *licentia.Feature, created bool, err error)
+	// DeleteProductFeature removes a feature; not_found when the product
+	// has none of that code, conflict while any licence grants it.
+	DeleteProductFeature(ctx context.Context, orgID, productID, code string) error
 	AddProductKey(ctx context.Context, k *licentia.ProductKey) error
 	// SetProductKeyStatus moves a key to current, previous or retired.
 	SetProductKeyStatus(ctx context.Context, productID, keyID string, status licentia.KeyStatus, retiredAt *time.Time) error
