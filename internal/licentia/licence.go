@@ -40,7 +40,7 @@ type Licence struct {
 	// grants none.
 	Features  []FeatureGrant
 	CreatedAt time.Time
-	UpdatedAt  time.Time
+	UpdatedAt time.Time
 	// LiveActivations counts the activations not deactivated, kept in the
 	// same transaction as each activation change.
 	LiveActivations int64
