@@ -166,7 +166,12 @@ func (in *DeleteMappingRequest) Validate(providerProductID string) licentia.Issu
 // found before it, after the other path issues: the path is reported
 // first, then the query and the body.
 func pathIssues(before licentia.Issues, providerProductID string) licentia.Issues {
-	msg := licentia.CheckProviderProductID(providerProductID)
+	return withPathIssue(before, "path.providerProductId", licentia.CheckProviderProductID(providerProductID))
+}
+
+// withPathIssue adds the issue msg at path, if msg is not "", to those
+// found before it, after the other path issues.
+func withPathIssue(before licentia.Issues, path, msg string) licentia.Issues {
 	if msg == "" {
 		return slices.Clone(before)
 	}
@@ -174,7 +179,7 @@ func pathIssues(before licentia.Issues, providerProductID string) licentia.Issue
 	for n < len(before) && strings.HasPrefix(before[n].Path, "path.") {
 		n++
 	}
-	return slices.Insert(slices.Clone(before), n, licentia.Issue{Path: "path.providerProductId", Message: msg})
+	return slices.Insert(slices.Clone(before), n, licentia.Issue{Path: path, Message: msg})
 }
 
 // DeleteMapping removes a mapping of a connected integration; a missing one

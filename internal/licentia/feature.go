@@ -155,9 +155,9 @@ func CheckGrantRequests(is *Issues, path string, gs []GrantRequest, catalogue []
 		p := fmt.Sprintf("%s/%d", path, i)
 		switch {
 		case g.Problem != "":
-			is.Add(p, g.Problem)
+			is.Add(p, "%s", g.Problem)
 		case CheckFeatureCode(g.Code) != "":
-			is.Add(p, CheckFeatureCode(g.Code))
+			is.Add(p, "%s", CheckFeatureCode(g.Code))
 		case seen[g.Code]:
 			is.Add(p, "repeats a feature given before")
 		case catalogue != nil && !slices.ContainsFunc(catalogue, func(f Feature) bool { return f.Code == g.Code }):
