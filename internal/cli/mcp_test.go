@@ -83,9 +83,10 @@ func TestServeMCP(t *testing.T) {
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)
 	}
-	if len(names) != 28 || !slices.Contains(names, "remove_member") || !slices.Contains(names, "reissue_licence") ||
-		!slices.Contains(names, "send_licence_key") {
-		t.Errorf("an owner's tools = %v, want all 28", names)
+	if len(names) != 29 || !slices.Contains(names, "remove_member") || !slices.Contains(names, "reissue_licence") ||
+		!slices.Contains(names, "send_licence_key") || !slices.Contains(names, "list_product_features") ||
+		slices.Contains(names, "save_product_feature") || slices.Contains(names, "delete_product_feature") {
+		t.Errorf("an owner's tools = %v, want all 29 an assistant may hold (no feature writes)", names)
 	}
 	got, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "get_organization", Arguments: map[string]any{}})
 	if err != nil || got.IsError {
