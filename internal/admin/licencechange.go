@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
@@ -54,7 +55,7 @@ func (in *LicenceChange) Validate() licentia.Issues {
 	if in.LimitKind != nil && *in.LimitKind != licentia.LimitSeats && *in.LimitKind != licentia.LimitMachines {
 		rules.Add("/limit_kind", "must be seats or machines")
 	}
-	licentia.CheckGrantRequests(&rules, "/features", in.Features, nil)
+	activation.CheckVerdictFits(&rules, "/features", licentia.CheckGrantRequests(&rules, "/features", in.Features, nil))
 	is.Merge(rules)
 	return is
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/signing"
@@ -76,7 +77,7 @@ func (in *NewLicence) Validate(now time.Time) licentia.Issues {
 	if in.Trial != nil && *in.Trial && in.ExpiresAt == nil {
 		rules.Add("/expires_at", "is required for a trial, which ends with the key")
 	}
-	licentia.CheckGrantRequests(&rules, "/features", in.Features, nil)
+	activation.CheckVerdictFits(&rules, "/features", licentia.CheckGrantRequests(&rules, "/features", in.Features, nil))
 	is.Merge(rules)
 	return is
 }
