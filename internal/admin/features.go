@@ -135,3 +135,21 @@ func nonNil(fs []licentia.Feature) []licentia.Feature {
 func grantsAudit(before, after []licentia.FeatureGrant) map[string]any {
 	return map[string]any{"before": events.GrantsOf(before), "after": events.GrantsOf(after)}
 }
+
+// grantCodes are the codes of grants, in their order.
+func grantCodes(gs []licentia.FeatureGrant) []string {
+	var out []string
+	for _, g := range gs {
+		out = append(out, g.Code)
+	}
+	return out
+}
+
+// nonNilCodes is codes, or an empty list for nil, as answers and audit
+// entries show none.
+func nonNilCodes(codes []string) []string {
+	if codes == nil {
+		return []string{}
+	}
+	return codes
+}

@@ -227,6 +227,23 @@ type Tx interface {
 	// ProviderItemsBySubscription lists the items of an integration's
 	// licences of a provider subscription, by licence id.
 	ProviderItemsBySubscription(ctx context.Context, orgID, integrationID, subscriptionID string) ([]ProviderItem, error)
+	// CreateProviderAddon records an add-on order item; one recorded
+	// before answers conflict.
+	CreateProviderAddon(ctx context.Context, a *ProviderAddon) error
+	// ProviderAddonRecorded reports whether an add-on order item is
+	// recorded.
+	ProviderAddonRecorded(ctx context.Context, integrationID, orderKey, providerProductID string) (bool, error)
+	// ProviderAddonsByOrder lists an integration's add-on items whose
+	// order id or checkout id is orderID, by provider product.
+	ProviderAddonsByOrder(ctx context.Context, orgID, integrationID, orderID string) ([]ProviderAddon, error)
+	// ProviderAddonsBySubscription lists an integration's add-on items of
+	// a subscription, by order key and provider product.
+	ProviderAddonsBySubscription(ctx context.Context, orgID, integrationID, subscriptionID string) ([]ProviderAddon, error)
+	// ProviderAddonsByLicence lists the add-on items holding features on a
+	// licence (not ended), of any integration.
+	ProviderAddonsByLicence(ctx context.Context, orgID, licenceID string) ([]ProviderAddon, error)
+	// UpdateProviderAddon writes an add-on item's Added and EndedAt.
+	UpdateProviderAddon(ctx context.Context, a *ProviderAddon) error
 	// AddPendingEffect keeps an effect until its order is issued; one
 	// already kept of the same kind and ref stays as it is.
 	AddPendingEffect(ctx context.Context, e *PendingEffect) error

@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FindLicences", testFindLicences},
 		{"PurchaseLicences", testPurchaseLicences},
 		{"ProviderItems", testProviderItems},
+		{"ProviderAddons", testProviderAddons},
 		{"PendingEffects", testPendingEffects},
 		{"PlanSubscriptionGrace", testPlanSubscriptionGrace},
 		{"DerivedStateBoundaries", testDerivedStateBoundaries},
