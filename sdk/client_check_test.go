@@ -278,7 +278,7 @@ func TestUnknownFieldsIgnored(t *testing.T) {
 	payload := `{"format":1,"licence_id":"` + fxLicence + `","product_id":"` + fxProduct + `","machine_id":"` + fxMachine +
 		`","activation_id":"5f0c9a7e-3b1d-4c8e-a2f6-000000000001","state":"active","expires_at":null,"trial_ends_at":null,` +
 		`"major":3,"limit_kind":"machines","limit_count":2,"issued_at":"2026-11-22T09:00:00.000Z",` +
-		`"valid_until":"2026-11-29T09:00:00.000Z","key_fingerprint":"x","features":["raw"],"grace":{"days":3}}`
+		`"valid_until":"2026-11-29T09:00:00.000Z","key_fingerprint":"x","bundles":["raw"],"grace":{"days":3}}`
 	verdict := signRaw(priv, payload)
 	fx.server.setIntercept(func(w http.ResponseWriter, r *http.Request) bool {
 		writeJSONAnswer(w, 201, map[string]any{

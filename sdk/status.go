@@ -1,6 +1,9 @@
 package sdk
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Reason says why the application may not run.
 type Reason string
@@ -79,6 +82,16 @@ type Status struct {
 	// LastError is the error of the last online attempt, nil when it
 	// succeeded. After a restart it carries only the message.
 	LastError error
+	// at is when the status was judged, on the Client's clock.
+	at time.Time
+}
+
+// Feature reports whether the application may use the feature code,
+// offline: the status is valid and its verdict grants code with an expiry,
+// if any, not passed at the time the status was judged on the local clock.
+// A status judged earlier stays as judged: ask State again for a fresh one.
+func (s Status) Feature(code string) bool {
+	return s.Valid && s.Verdict != nil && s.Verdict.Feature(code, s.at)
 }
 
 // State judges the stored result now, offline. It never sends a request.
@@ -94,10 +107,11 @@ func (c *Client) State() Status {
 // verdict behind it, a 404) never reaches here as a lock: those keep the
 // last verdict and only make it stale. Called with c.mu held.
 func (c *Client) judge(now time.Time) Status {
-	st := Status{LicenceID: c.licenceID, CheckedAt: c.rec.CheckedAt, NextCheckAt: c.nextCheck(), LastError: c.lastErr}
+	st := Status{LicenceID: c.licenceID, CheckedAt: c.rec.CheckedAt, NextCheckAt: c.nextCheck(), LastError: c.lastErr, at: now}
 	st.Stale = c.lastErr != nil
 	if v := c.verdict; v != nil {
 		cp := *v // the caller's to keep; the Client judges its own
+		cp.Features = slices.Clone(v.Features)
 		st.Verdict, st.Seated = &cp, v.ActivationID != nil
 		if until, err := v.ValidUntilTime(); err != nil || now.After(until) {
 			st.Stale = true

@@ -54,6 +54,33 @@ type Verdict struct {
 	ValidUntil string `json:"valid_until"`
 	// KeyFingerprint names the public key that signed the verdict.
 	KeyFingerprint string `json:"key_fingerprint"`
+	// Features are the licence's grants in force when the verdict was
+	// signed, ordered by code; absent when there are none, so a verdict
+	// without features reads as it always did.
+	Features []VerdictFeature `json:"features,omitempty"`
+}
+
+// VerdictFeature is a feature the licence grants: until ExpiresAt, or for
+// as long as the licence when it is nil.
+type VerdictFeature struct {
+	Code      string  `json:"code"`
+	ExpiresAt *string `json:"expires_at"`
+}
+
+// Feature reports whether the verdict grants code at now: granted, and its
+// expiry (if any) after now.
+func (v *Verdict) Feature(code string, now time.Time) bool {
+	for _, f := range v.Features {
+		if f.Code != code {
+			continue
+		}
+		if f.ExpiresAt == nil {
+			return true
+		}
+		exp, err := time.Parse(time.RFC3339Nano, *f.ExpiresAt)
+		return err == nil && now.Before(exp)
+	}
+	return false
 }
 
 // verdictMessage is what a verdict signature covers:

@@ -2,6 +2,7 @@ package sdk_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -51,6 +52,18 @@ func buildVerdictVectors(t *testing.T) verdictFile {
 	revoked := sampleVerdict()
 	revoked.State, revoked.ActivationID = sdk.StateRevoked, nil
 	valid("revoked, no live seat, signed by the previous key", revoked, prev)
+	featured := sampleVerdict()
+	featured.Features = []sdk.VerdictFeature{{Code: "export-pdf", ExpiresAt: ptr("2026-12-22T00:00:00.000Z")}, {Code: "sso"}}
+	valid("active with features, one until a date", featured, cur)
+	wide := sampleVerdict()
+	for i := range 200 {
+		f := sdk.VerdictFeature{Code: fmt.Sprintf("feature-%03d", i)}
+		if i%4 == 0 {
+			f.ExpiresAt = ptr("2027-11-22T00:00:00.000Z")
+		}
+		wide.Features = append(wide.Features, f)
+	}
+	valid("200 features", wide, cur)
 	good := sign(cur, "", active)
 	f.Vectors = append(f.Vectors,
 		verdictVector{Name: "signed by an unknown key", Verdict: sign(seedKey("vector/stranger"), "", active), Outcome: "invalid"},

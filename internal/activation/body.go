@@ -3,12 +3,13 @@ package activation
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/licentia/licentia/internal/licentia"
 )
 
-var machineIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+var machineIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,` + strconv.Itoa(MaxMachineID) + `}$`)
 
 // CheckMachineID returns why id is not a machine id, or "".
 func CheckMachineID(id string) string {

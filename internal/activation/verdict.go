@@ -1,6 +1,7 @@
 package activation
 
 import (
+	"strings"
 	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
@@ -28,9 +29,12 @@ type verdictFor struct{ licenceID, machineID string }
 type verdictFacts struct {
 	productID, activationID, state, expiresAt, trialEndsAt string
 	limitKind, domain, keyFingerprint                      string
-	major                                                  int
-	limitCount                                             int64
-	hasActivation                                          bool
+	// features are the grants in force, encoded: a grant added, removed
+	// or past its expiry makes a verdict of its own.
+	features      string
+	major         int
+	limitCount    int64
+	hasActivation bool
 }
 
 // keptVerdict is a verdict signed at issued.
@@ -53,9 +57,10 @@ func (s *Service) verdict(sub *subject, machineID string, activationID *string, 
 		LicenceID: l.ID, ProductID: l.ProductID, MachineID: machineID, ActivationID: activationID,
 		State: string(state), ExpiresAt: licentia.FormatTimePtr(l.ExpiresAt), TrialEndsAt: licentia.FormatTimePtr(l.TrialEndsAt),
 		Major: int(l.Major), LimitKind: string(l.LimitKind), LimitCount: l.LimitCount,
+		Features: verdictFeatures(licentia.GrantsInForce(l.Features, now)),
 	}
 	facts := verdictFacts{productID: v.ProductID, state: v.State, limitKind: v.LimitKind, domain: sub.product.VerdictSigningDomain,
-		major: v.Major, limitCount: v.LimitCount, hasActivation: activationID != nil}
+		major: v.Major, limitCount: v.LimitCount, hasActivation: activationID != nil, features: featureFacts(v.Features)}
 	if activationID != nil {
 		facts.activationID = *activationID
 	}
@@ -90,4 +95,30 @@ func (s *Service) verdict(sub *subject, machineID string, activationID *string, 
 		s.verdicts.Put(at, keptVerdict{facts: facts, issued: now, verdict: signed})
 	}
 	return signed, nil
+}
+
+// verdictFeatures are grants as a verdict carries them; nil for none, so
+// the payload leaves features out.
+func verdictFeatures(gs []licentia.FeatureGrant) []sdk.VerdictFeature {
+	if len(gs) == 0 {
+		return nil
+	}
+	out := make([]sdk.VerdictFeature, len(gs))
+	for i, g := range gs {
+		out[i] = sdk.VerdictFeature{Code: g.Code, ExpiresAt: licentia.FormatTimePtr(g.ExpiresAt)}
+	}
+	return out
+}
+
+// featureFacts encodes a verdict's features for comparing kept verdicts.
+func featureFacts(fs []sdk.VerdictFeature) string {
+	var b strings.Builder
+	for _, f := range fs {
+		b.WriteString(f.Code)
+		if f.ExpiresAt != nil {
+			b.WriteString("@" + *f.ExpiresAt)
+		}
+		b.WriteByte(' ')
+	}
+	return b.String()
 }

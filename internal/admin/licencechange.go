@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
@@ -19,6 +20,9 @@ type LicenceChange struct {
 	LimitCount *int64              `json:"limit_count" input:"min=1,max=4294967295"`
 	ExpiresAt  *time.Time          `json:"expires_at" input:"nullable"`
 	Major      *int64              `json:"major" input:"min=1,max=65535"`
+	// Features replaces the licence's grants with these: codes, or
+	// objects { code, expires_at }; [] takes them all away.
+	Features []licentia.GrantRequest `json:"features"`
 }
 
 // pathExpiresAt is where expires_at is reported and recorded as null.
@@ -44,18 +48,19 @@ func (in *LicenceChange) changesExpiry() bool { return in.ExpiresAt != nil || in
 // then derived expired.
 func (in *LicenceChange) Validate() licentia.Issues {
 	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
-	if in.LimitKind == nil && in.LimitCount == nil && !in.changesExpiry() && in.Major == nil && len(in.Unread) == 0 {
-		is.Add("", "give at least one of limit_kind, limit_count, expires_at, major")
+	if in.LimitKind == nil && in.LimitCount == nil && !in.changesExpiry() && in.Major == nil && in.Features == nil && len(in.Unread) == 0 {
+		is.Add("", "give at least one of limit_kind, limit_count, expires_at, major, features")
 	}
 	var rules licentia.Issues
 	if in.LimitKind != nil && *in.LimitKind != licentia.LimitSeats && *in.LimitKind != licentia.LimitMachines {
 		rules.Add("/limit_kind", "must be seats or machines")
 	}
+	activation.CheckVerdictFits(&rules, "/features", licentia.CheckGrantRequests(&rules, "/features", in.Features, nil))
 	is.Merge(rules)
 	return is
 }
 
-// UpdateLicence changes a licence's limit, expiry or major in place, in
+// UpdateLicence changes a licence's limit, expiry, major or features in place, in
 // the contract's order of checks: 400, 404 licence_not_found (unknown or
 // another organization's), 409 licence_anonymised, 409 conflict (null
 // expires_at on a trial), 402 plan_limit_reached. On a trial, expires_at
@@ -96,6 +101,15 @@ func (s *Service) UpdateLicence(ctx context.Context, actor licentia.Actor, orgID
 		}
 		after := *before
 		changes := applyLicenceChange(&after, in)
+		if in.Features != nil {
+			grants, err := resolveGrants(ctx, tx, orgID, before.ProductID, "/features", in.Features)
+			if err != nil {
+				return err
+			}
+			if !licentia.EqualGrants(before.Features, grants) {
+				after.Features, changes["features"] = grants, grantsAudit(before.Features, grants)
+			}
+		}
 		if len(changes) == 0 {
 			return nil
 		}

@@ -92,16 +92,25 @@ func (e *LicenceExport) WriteCSV(w io.Writer, next func() (context.Context, cont
 }
 
 // appendLicenceRow appends a licence's row, CRLF included. Null values are
-// empty cells; features stay empty until licences carry any.
+// empty cells; features are the granted codes, in the licence's order (by
+// code), joined by ";".
 func appendLicenceRow(b []byte, l *licentia.Licence, now time.Time) []byte {
 	cells := [...]string{l.ID, l.ProductID, l.Email, string(l.DerivedState(now)), string(l.Status), string(l.LimitKind),
 		strconv.FormatInt(l.LimitCount, 10), strconv.FormatInt(l.LiveMachines(now), 10), licentia.FormatTime(l.IssuedAt),
 		optionalTime(l.ExpiresAt), optionalTime(l.TrialEndsAt), string(l.Source), orEmpty(l.Provider.OrderID),
-		orEmpty(l.ExternalRef), ""}
+		orEmpty(l.ExternalRef), featureCodes(l.Features)}
 	for i, c := range cells {
 		b = appendCell(b, i, c)
 	}
 	return append(b, '\r', '\n')
+}
+
+func featureCodes(gs []licentia.FeatureGrant) string {
+	codes := make([]string, len(gs))
+	for i, g := range gs {
+		codes[i] = g.Code
+	}
+	return strings.Join(codes, ";")
 }
 
 func orEmpty(s *string) string {

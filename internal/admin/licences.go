@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/signing"
@@ -41,6 +42,8 @@ type NewLicence struct {
 	// SendKeyMail mails the key to the licence's email, queued with the
 	// licence; off unless asked for.
 	SendKeyMail *bool `json:"send_key_mail"`
+	// Features are the grants: codes, or objects { code, expires_at }.
+	Features []licentia.GrantRequest `json:"features"`
 }
 
 // Validate reports every problem of a new licence at now: first each
@@ -74,6 +77,7 @@ func (in *NewLicence) Validate(now time.Time) licentia.Issues {
 	if in.Trial != nil && *in.Trial && in.ExpiresAt == nil {
 		rules.Add("/expires_at", "is required for a trial, which ends with the key")
 	}
+	activation.CheckVerdictFits(&rules, "/features", licentia.CheckGrantRequests(&rules, "/features", in.Features, nil))
 	is.Merge(rules)
 	return is
 }
@@ -114,6 +118,9 @@ func (s *Service) IssueLicence(ctx context.Context, actor licentia.Actor, orgID 
 			return err
 		}
 		l.Major = deref(in.Major, p.CurrentMajor)
+		if l.Features, err = resolveGrants(ctx, tx, orgID, p.ID, "/features", in.Features); err != nil {
+			return err
+		}
 		if err := checkLicenceConflicts(ctx, tx, l); err != nil {
 			return err
 		}
@@ -130,6 +137,7 @@ func (s *Service) IssueLicence(ctx context.Context, actor licentia.Actor, orgID 
 			"licence_id": l.ID, "product_id": l.ProductID, "status": l.Status, "limit_kind": l.LimitKind,
 			"limit_count": l.LimitCount, "major": l.Major, "expires_at": licentia.FormatTimePtr(l.ExpiresAt),
 			"trial_ends_at": licentia.FormatTimePtr(l.TrialEndsAt), "email": l.Email, "external_ref": l.ExternalRef,
+			"features": events.GrantsOf(l.Features),
 		})
 		if err != nil || !deref(in.SendKeyMail, false) {
 			return err
@@ -217,6 +225,7 @@ type FindQuery struct {
 	Status      *licentia.Status `query:"status"`
 	Term        *licentia.Term   `query:"term"`
 	Source      *licentia.Source `query:"source"`
+	Feature     *string          `query:"feature"`
 }
 
 // Validate reports every problem of a find: at least one of email, q and
@@ -262,6 +271,7 @@ func (f *FindQuery) validateFilters() licentia.Issues {
 	if sized["query.external_ref"] {
 		is.CheckString("query.external_ref", f.ExternalRef, licentia.CheckExternalRef)
 	}
+	is.CheckString("query.feature", f.Feature, licentia.CheckFeatureCode)
 	if f.ExternalRef != nil && f.ProductID == nil {
 		is.Add("query.product_id", "is required with external_ref")
 	}
@@ -298,7 +308,7 @@ func (s *Service) FindLicences(ctx context.Context, orgID string, q FindQuery) (
 // licence key read as the licence it names.
 func (s *Service) findFilter(ctx context.Context, orgID string, q *FindQuery) (store.LicenceFilter, error) {
 	f := store.LicenceFilter{Email: q.Email, Q: q.Q, ProductID: q.ProductID, ExternalRef: q.ExternalRef,
-		State: q.State, Status: q.Status, Term: q.Term, Source: q.Source}
+		State: q.State, Status: q.Status, Term: q.Term, Source: q.Source, Feature: q.Feature}
 	if f.Q != nil {
 		if id, ok := licentia.ParseUUID(*f.Q); ok {
 			f.Q = &id
@@ -347,12 +357,14 @@ type CountQuery struct {
 	licentia.Decoded
 	ProductID *string    `query:"product_id"`
 	Since     *time.Time `query:"since"`
+	Feature   *string    `query:"feature"`
 }
 
 // Validate reports every problem of a count.
 func (q *CountQuery) Validate() licentia.Issues {
 	is := slices.Clone(q.Before)
 	is.CheckString("query.product_id", q.ProductID, licentia.CheckProductID)
+	is.CheckString("query.feature", q.Feature, licentia.CheckFeatureCode)
 	return append(is, licentia.CheckFields(q)...)
 }
 
@@ -373,6 +385,10 @@ func (s *Service) CountLicences(ctx context.Context, orgID string, q CountQuery)
 		if _, err := s.store.Product(ctx, orgID, *q.ProductID); err != nil {
 			return nil, time.Time{}, err
 		}
+	}
+	if q.Feature != nil {
+		n, err := s.store.CountLicencesWithFeature(ctx, orgID, q.ProductID, *q.Feature, since, now)
+		return n, since, err
 	}
 	n, err := s.store.CountLicences(ctx, orgID, q.ProductID, since, now)
 	return n, since, err

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/providers"
@@ -42,6 +43,20 @@ type PutMapping struct {
 	// SendKeyMail mails the buyer their keys after a paid order; on
 	// unless turned off.
 	SendKeyMail *bool `json:"send_key_mail"`
+	// Features are codes of the product granted to the licences a sale
+	// issues, or, with AddsTo, added to the buyer's licence.
+	Features []string `json:"features"`
+	// AddsTo, the mapping's product id, makes the mapping an add-on.
+	AddsTo *string `json:"adds_to" input:"nullable"`
+}
+
+// featureRequests are a mapping's codes as grants without an expiry.
+func (in *PutMapping) featureRequests() []licentia.GrantRequest {
+	out := make([]licentia.GrantRequest, len(in.Features))
+	for i, code := range in.Features {
+		out[i] = licentia.GrantRequest{FeatureGrant: licentia.FeatureGrant{Code: code}}
+	}
+	return out
 }
 
 // Validate reports every problem of a mapping of providerProductID: the
@@ -61,6 +76,17 @@ func (in *PutMapping) Validate(providerProductID string) licentia.Issues {
 	}
 	if u := in.RenewalURL; u != nil && (len([]rune(*u)) > licentia.MaxRenewalURL || licentia.HasControl(*u)) {
 		rules.Add("/renewal_url", "must be at most %d characters without control characters", licentia.MaxRenewalURL)
+	}
+	activation.CheckVerdictFits(&rules, "/features", licentia.CheckGrantRequests(&rules, "/features", in.featureRequests(), nil))
+	if in.AddsTo != nil {
+		// The features are the product's, so only its licences can take
+		// them: adds_to names it again, to say the mapping adds.
+		if in.ProductID != nil && *in.AddsTo != *in.ProductID {
+			rules.Add("/adds_to", "must be the mapping's product_id, whose licences take its features")
+		}
+		if len(in.Features) == 0 {
+			rules.Add("/features", "are required for an add-on, which adds them")
+		}
 	}
 	is.Merge(rules)
 	return is
@@ -83,6 +109,9 @@ func (s *Service) PutMapping(ctx context.Context, actor licentia.Actor, orgID, i
 	if _, err := s.store.Product(ctx, orgID, *in.ProductID); err != nil {
 		return nil, fmt.Errorf("put mapping: %w", err)
 	}
+	if _, err := resolveGrants(ctx, s.store, orgID, *in.ProductID, "/features", in.featureRequests()); err != nil {
+		return nil, fmt.Errorf("put mapping: %w", err)
+	}
 	if err := s.integrationsReady(); err != nil {
 		return nil, err
 	}
@@ -93,7 +122,7 @@ func (s *Service) PutMapping(ctx context.Context, actor licentia.Actor, orgID, i
 	m := &licentia.Mapping{IntegrationID: integrationID, ProviderProductID: providerProductID, ProductID: *in.ProductID,
 		LimitKind: deref(in.LimitKind, licentia.LimitSeats), LimitCount: deref(in.LimitCount, 1), KeyValidDays: in.KeyValidDays,
 		OnRefund: deref(in.OnRefund, licentia.RefundRevoke), OnSubscriptionEnd: deref(in.OnSubscriptionEnd, licentia.SubscriptionEndExpire),
-		RenewalURL: in.RenewalURL, SendKeyMail: deref(in.SendKeyMail, true), CreatedAt: now, UpdatedAt: now}
+		RenewalURL: in.RenewalURL, SendKeyMail: deref(in.SendKeyMail, true), AddsTo: in.AddsTo, CreatedAt: now, UpdatedAt: now}
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		// Read again: the integration may have been disconnected, or the
 		// product deleted, while the provider was asked.
@@ -103,6 +132,12 @@ func (s *Service) PutMapping(ctx context.Context, actor licentia.Actor, orgID, i
 		if _, err := tx.Product(ctx, orgID, m.ProductID); err != nil {
 			return err
 		}
+		// Read again too: a feature may have left the catalogue meanwhile.
+		gs, err := resolveGrants(ctx, tx, orgID, m.ProductID, "/features", in.featureRequests())
+		if err != nil {
+			return err
+		}
+		m.Features = grantCodes(gs)
 		m.CreatedAt = now
 		created := true
 		old, err := tx.Mapping(ctx, orgID, integrationID, providerProductID)
@@ -119,7 +154,7 @@ func (s *Service) PutMapping(ctx context.Context, actor licentia.Actor, orgID, i
 			map[string]any{"integration_id": integrationID, "provider_product_id": providerProductID, "product_id": m.ProductID,
 				"limit_kind": m.LimitKind, "limit_count": m.LimitCount, "key_valid_days": m.KeyValidDays, "on_refund": m.OnRefund,
 				"on_subscription_end": m.OnSubscriptionEnd, "renewal_url": m.RenewalURL, "send_key_mail": m.SendKeyMail,
-				"created": created})
+				"features": nonNilCodes(m.Features), "adds_to": m.AddsTo, "created": created})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("put mapping: %w", err)
@@ -166,7 +201,12 @@ func (in *DeleteMappingRequest) Validate(providerProductID string) licentia.Issu
 // found before it, after the other path issues: the path is reported
 // first, then the query and the body.
 func pathIssues(before licentia.Issues, providerProductID string) licentia.Issues {
-	msg := licentia.CheckProviderProductID(providerProductID)
+	return withPathIssue(before, "path.providerProductId", licentia.CheckProviderProductID(providerProductID))
+}
+
+// withPathIssue adds the issue msg at path, if msg is not "", to those
+// found before it, after the other path issues.
+func withPathIssue(before licentia.Issues, path, msg string) licentia.Issues {
 	if msg == "" {
 		return slices.Clone(before)
 	}
@@ -174,7 +214,7 @@ func pathIssues(before licentia.Issues, providerProductID string) licentia.Issue
 	for n < len(before) && strings.HasPrefix(before[n].Path, "path.") {
 		n++
 	}
-	return slices.Insert(slices.Clone(before), n, licentia.Issue{Path: "path.providerProductId", Message: msg})
+	return slices.Insert(slices.Clone(before), n, licentia.Issue{Path: path, Message: msg})
 }
 
 // DeleteMapping removes a mapping of a connected integration; a missing one

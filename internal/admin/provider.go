@@ -35,6 +35,11 @@ type ProviderItem struct {
 	OnSubscriptionEnd licentia.OnSubscriptionEnd
 	// SendKeyMail puts the item's licence in the order's key mail.
 	SendKeyMail bool
+	// Features are the mapping's codes, granted to the item's licence.
+	Features []string
+	// AddsTo makes the item an add-on: Features go to the buyer's licence
+	// of ProductID, and no licence is issued.
+	AddsTo *string
 }
 
 // ProviderOrder is a paid order (or a started trial) as a provider reports

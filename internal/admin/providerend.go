@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -90,17 +91,26 @@ func (s *Service) EndFromProviderTx(ctx context.Context, tx store.Tx, e Provider
 		return nil, fmt.Errorf("end from provider: %w", err)
 	}
 	var its []store.ProviderItem
-	var err error
+	var addons []store.ProviderAddon
+	var err, addonErr error
 	pending := store.PendingEffect{OrgID: e.OrgID, IntegrationID: e.IntegrationID, HappenedAt: at}
 	if e.Kind == ProviderRefund {
 		its, err = tx.ProviderItemsByOrder(ctx, e.OrgID, e.IntegrationID, *e.OrderID)
+		addons, addonErr = tx.ProviderAddonsByOrder(ctx, e.OrgID, e.IntegrationID, *e.OrderID)
 		pending.Kind, pending.Ref = store.PendingRefund, *e.OrderID
 	} else {
 		its, err = tx.ProviderItemsBySubscription(ctx, e.OrgID, e.IntegrationID, *e.SubscriptionID)
+		addons, addonErr = tx.ProviderAddonsBySubscription(ctx, e.OrgID, e.IntegrationID, *e.SubscriptionID)
 		pending.Kind, pending.Ref = store.PendingSubscriptionEnd, *e.SubscriptionID
 	}
-	if err != nil {
+	if err = cmp.Or(err, addonErr); err != nil {
 		return nil, fmt.Errorf("end from provider: %w", err)
+	}
+	if err := s.endAddons(ctx, tx, providerActor(e.IntegrationID), addons, at, now); err != nil {
+		return nil, fmt.Errorf("end from provider: %w", err)
+	}
+	if len(its) == 0 && len(addons) > 0 {
+		return &ProviderOutcome{}, nil
 	}
 	if len(its) == 0 {
 		if err := tx.AddPendingEffect(ctx, &pending); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/licentia/licentia/internal/events"
@@ -45,7 +46,18 @@ func (s *Service) IssueFromProviderTx(ctx context.Context, tx store.Tx, o Provid
 	}
 	var issued []licentia.Licence
 	var mailed []bool
+	var addons []ProviderItem
 	for _, it := range mergeItems(o.Items) {
+		if it.AddsTo != nil {
+			done, err := tx.ProviderAddonRecorded(ctx, o.IntegrationID, o.orderKey(), it.ProviderProductID)
+			if err != nil {
+				return nil, fmt.Errorf("issue from provider: %w", err)
+			}
+			if !done {
+				addons = append(addons, it)
+			}
+			continue
+		}
 		l, err := s.issueItem(ctx, tx, org, actor, &o, it, now)
 		if err != nil {
 			return nil, fmt.Errorf("issue from provider: %w", err)
@@ -54,13 +66,19 @@ func (s *Service) IssueFromProviderTx(ctx context.Context, tx store.Tx, o Provid
 			issued, mailed = append(issued, *l), append(mailed, it.SendKeyMail)
 		}
 	}
-	// An order whose items all issued before took its pending effects
-	// then; one that issued nothing keeps them for its licences.
-	if len(issued) == 0 {
+	// An order whose items all issued (or added) before took its pending
+	// effects then; one that issued nothing keeps them for its licences.
+	if len(issued) == 0 && len(addons) == 0 {
 		return nil, nil
 	}
-	if err := s.applyPending(ctx, tx, actor, &o, now); err != nil {
+	ended, err := s.applyPending(ctx, tx, actor, &o, now)
+	if err != nil {
 		return nil, fmt.Errorf("issue from provider: %w", err)
+	}
+	for _, it := range addons {
+		if err := s.addItem(ctx, tx, actor, &o, it, ended, now); err != nil {
+			return nil, fmt.Errorf("issue from provider: %w", err)
+		}
 	}
 	// Pending effects may have changed what was issued: answer the
 	// licences as committed.
@@ -138,6 +156,9 @@ func (s *Service) issueItem(ctx context.Context, tx store.Tx, org lockedOrg, act
 			CustomerID: o.CustomerID, CheckoutID: o.CheckoutID, OrderNumber: o.OrderNumber},
 		RenewalURL: it.RenewalURL, CreatedAt: now, UpdatedAt: now,
 	}
+	if l.Features, err = mappingGrants(ctx, tx, o.OrgID, p.ID, it.Features); err != nil {
+		return nil, err
+	}
 	switch {
 	case o.Subscription && o.TrialEndsAt != nil:
 		end := licentia.TruncateMillis(*o.TrialEndsAt)
@@ -162,7 +183,7 @@ func (s *Service) issueItem(ctx context.Context, tx store.Tx, org lockedOrg, act
 		"licence_id": l.ID, "product_id": l.ProductID, "status": l.Status, "limit_kind": l.LimitKind,
 		"limit_count": l.LimitCount, "major": l.Major, "expires_at": licentia.FormatTimePtr(l.ExpiresAt),
 		"trial_ends_at": licentia.FormatTimePtr(l.TrialEndsAt), "email": l.Email, "integration_id": o.IntegrationID,
-		"provider_event_id": o.EventID,
+		"provider_event_id": o.EventID, "features": events.GrantsOf(l.Features),
 	}
 	if exceeded != nil {
 		data["plan_exceeded"] = exceeded
@@ -185,8 +206,16 @@ func (s *Service) planExceeded(ctx context.Context, tx store.Tx, org lockedOrg, 
 
 // applyPending applies to a just-issued order the effects that arrived
 // before it: a trial conversion first, then a refund, then the
-// subscription's end.
-func (s *Service) applyPending(ctx context.Context, tx store.Tx, actor licentia.Actor, o *ProviderOrder, now time.Time) error {
+// subscription's end. It returns when the first refund or subscription end
+// taken happened, for the order's add-on items, which then add nothing;
+// nil when none was.
+func (s *Service) applyPending(ctx context.Context, tx store.Tx, actor licentia.Actor, o *ProviderOrder, now time.Time) (*time.Time, error) {
+	var ended *time.Time
+	endedAt := func(at time.Time) {
+		if ended == nil || at.Before(*ended) {
+			ended = &at
+		}
+	}
 	take := func(kind store.PendingKind, ref *string) (*store.PendingEffect, error) {
 		if ref == nil {
 			return nil, nil
@@ -200,46 +229,69 @@ func (s *Service) applyPending(ctx context.Context, tx store.Tx, actor licentia.
 	if o.SubscriptionID != nil {
 		e, err := take(store.PendingTrialConversion, o.SubscriptionID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if e != nil {
 			its, err := tx.ProviderItemsBySubscription(ctx, o.OrgID, o.IntegrationID, *o.SubscriptionID)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if _, err := s.convertTrials(ctx, tx, actor, o.OrgID, its, now); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
 	for _, ref := range []*string{o.OrderID, o.CheckoutID} {
 		e, err := take(store.PendingRefund, ref)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if e == nil {
 			continue
 		}
+		endedAt(e.HappenedAt)
 		its, err := tx.ProviderItemsByOrder(ctx, o.OrgID, o.IntegrationID, *ref)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := s.endLicences(ctx, tx, actor, o.OrgID, its, o.Provider, ProviderRefund, e.HappenedAt, now); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if o.SubscriptionID != nil {
 		e, err := take(store.PendingSubscriptionEnd, o.SubscriptionID)
 		if err != nil || e == nil {
-			return err
+			return ended, err
 		}
+		endedAt(e.HappenedAt)
 		its, err := tx.ProviderItemsBySubscription(ctx, o.OrgID, o.IntegrationID, *o.SubscriptionID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := s.endLicences(ctx, tx, actor, o.OrgID, its, o.Provider, ProviderSubscriptionEnded, e.HappenedAt, now); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return ended, nil
+}
+
+// mappingGrants are a mapping's codes as the grants of a licence it
+// issues, without an expiry; a code the catalogue lost since the mapping
+// was saved is left out, so a paid order is never refused for it.
+func mappingGrants(ctx context.Context, tx store.Tx, orgID, productID string, codes []string) ([]licentia.FeatureGrant, error) {
+	if len(codes) == 0 {
+		return nil, nil
+	}
+	catalogue, err := tx.ProductFeatures(ctx, orgID, productID)
+	if err != nil {
+		return nil, err
+	}
+	var out []licentia.FeatureGrant
+	for _, code := range codes {
+		if slices.ContainsFunc(catalogue, func(f licentia.Feature) bool { return f.Code == code }) {
+			out = append(out, licentia.FeatureGrant{Code: code})
+		}
+	}
+	licentia.SortGrants(out)
+	return out, nil
 }

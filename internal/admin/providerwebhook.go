@@ -268,7 +268,8 @@ func (s *Service) providerOrder(ctx context.Context, tx store.Tx, i *licentia.In
 		}
 		o.Items = append(o.Items, ProviderItem{ProviderProductID: m.ProviderProductID, ProductID: m.ProductID,
 			LimitKind: m.LimitKind, LimitCount: m.LimitCount, Quantity: it.Quantity, KeyValidDays: m.KeyValidDays,
-			RenewalURL: m.RenewalURL, OnRefund: m.OnRefund, OnSubscriptionEnd: m.OnSubscriptionEnd, SendKeyMail: m.SendKeyMail})
+			RenewalURL: m.RenewalURL, OnRefund: m.OnRefund, OnSubscriptionEnd: m.OnSubscriptionEnd, SendKeyMail: m.SendKeyMail,
+			Features: m.Features, AddsTo: m.AddsTo})
 	}
 	return o, nil
 }

@@ -136,7 +136,7 @@ func TestRequestValidate(t *testing.T) {
 		{"status change: reason required", (&admin.ChangeStatus{}).Validate(), licentia.Issues{{Path: "/reason", Message: "is required"}}},
 		{"rotate: nothing required", (&admin.RotateKey{}).Validate(), nil},
 		{"licence change: at least one field", (&admin.LicenceChange{}).Validate(),
-			licentia.Issues{{Path: "", Message: "give at least one of limit_kind, limit_count, expires_at, major"}}},
+			licentia.Issues{{Path: "", Message: "give at least one of limit_kind, limit_count, expires_at, major, features"}}},
 		{"licence change: perpetual is a change", new(admin.Perpetual()).Validate(), nil},
 		{"licence change: a past expiry is allowed", (&admin.LicenceChange{ExpiresAt: new(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC))}).Validate(), nil},
 		{"licence change: ranges and kind", (&admin.LicenceChange{LimitKind: new(licentia.LimitKind("users")), LimitCount: new(int64(0)), Major: new(int64(65536))}).Validate(),

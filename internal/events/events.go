@@ -45,6 +45,23 @@ type Licence struct {
 	AnonymisedAt *string `json:"anonymised_at"`
 	CreatedAt    string  `json:"created_at"`
 	UpdatedAt    string  `json:"updated_at"`
+	// Features are the licence's grants, by code; [] when none.
+	Features []Grant `json:"features"`
+}
+
+// Grant is a feature a licence grants, as the API shows it.
+type Grant struct {
+	Code      string  `json:"code"`
+	ExpiresAt *string `json:"expires_at"`
+}
+
+// GrantsOf shows a licence's grants: [] when there are none, never null.
+func GrantsOf(gs []licentia.FeatureGrant) []Grant {
+	out := make([]Grant, len(gs))
+	for i, g := range gs {
+		out[i] = Grant{Code: g.Code, ExpiresAt: licentia.FormatTimePtr(g.ExpiresAt)}
+	}
+	return out
 }
 
 // Provider holds a payment provider's ids; every key is always present.
@@ -83,6 +100,7 @@ func LicenceOf(l *licentia.Licence, now time.Time) Licence {
 			CustomerID: l.Provider.CustomerID, CheckoutID: l.Provider.CheckoutID, OrderNumber: l.Provider.OrderNumber},
 		RenewalURL: l.RenewalURL, Replaces: l.Replaces, ReplacedBy: l.ReplacedBy,
 		AnonymisedAt: licentia.FormatTimePtr(l.AnonymisedAt), CreatedAt: licentia.FormatTime(l.CreatedAt), UpdatedAt: licentia.FormatTime(l.UpdatedAt),
+		Features: GrantsOf(l.Features),
 	}
 }
 

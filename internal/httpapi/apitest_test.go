@@ -577,6 +577,9 @@ var adminRoutes = []adminRoute{
 	{"PATCH", "/v1/admin/products/{id}", licentia.ScopeProductsWrite, map[string]any{"name": "Desk 2"}},
 	{"POST", "/v1/admin/products/{id}/rotate-signing-key", licentia.ScopeProductsWrite, map[string]any{"keep_previous": true}},
 	{"POST", "/v1/admin/products/{id}/retire-public-key", licentia.ScopeProductsWrite, map[string]any{"public_key": strings.Repeat("ab", 32)}},
+	{"GET", "/v1/admin/products/{id}/features", licentia.ScopeProductsRead, nil},
+	{"PUT", "/v1/admin/products/{id}/features/{code}", licentia.ScopeProductsWrite, map[string]any{"name": "PDF export"}},
+	{"DELETE", "/v1/admin/products/{id}/features/{code}", licentia.ScopeProductsWrite, nil},
 	{"POST", "/v1/admin/licences", licentia.ScopeLicencesWrite, map[string]any{"product_id": "desk-app", "email": "ada@example.com"}},
 	{"GET", "/v1/admin/licences", licentia.ScopeLicencesRead, nil},
 	{"GET", "/v1/admin/licences/counts", licentia.ScopeLicencesRead, nil},
@@ -642,7 +645,7 @@ func (rt adminRoute) String() string { return rt.method + " " + rt.pattern }
 // path fills the pattern's wildcards with valid values (a UUID is also a
 // valid product id).
 func (rt adminRoute) path() string {
-	return strings.NewReplacer("{id}", someID, "{providerProductId}", "prod_Desk-1", "{deliveryId}", otherID).Replace(rt.pattern)
+	return strings.NewReplacer("{id}", someID, "{providerProductId}", "prod_Desk-1", "{deliveryId}", otherID, "{code}", "export-pdf").Replace(rt.pattern)
 }
 
 // call is a request to the route with key that the document allows.

@@ -36,6 +36,8 @@ type mappingJSON struct {
 	OnSubscriptionEnd licentia.OnSubscriptionEnd `json:"on_subscription_end"`
 	RenewalURL        *string                    `json:"renewal_url"`
 	SendKeyMail       bool                       `json:"send_key_mail"`
+	Features          []string                   `json:"features"`
+	AddsTo            *string                    `json:"adds_to"`
 	CreatedAt         string                     `json:"created_at"`
 	UpdatedAt         string                     `json:"updated_at"`
 }
@@ -44,7 +46,7 @@ func toMappingJSON(m *licentia.Mapping) mappingJSON {
 	return mappingJSON{IntegrationID: m.IntegrationID, ProviderProductID: m.ProviderProductID, ProductID: m.ProductID,
 		LimitKind: m.LimitKind, LimitCount: m.LimitCount, KeyValidDays: m.KeyValidDays, OnRefund: m.OnRefund,
 		OnSubscriptionEnd: m.OnSubscriptionEnd, RenewalURL: m.RenewalURL, SendKeyMail: m.SendKeyMail,
-		CreatedAt: licentia.FormatTime(m.CreatedAt), UpdatedAt: licentia.FormatTime(m.UpdatedAt)}
+		Features: append([]string{}, m.Features...), AddsTo: m.AddsTo, CreatedAt: licentia.FormatTime(m.CreatedAt), UpdatedAt: licentia.FormatTime(m.UpdatedAt)}
 }
 
 func (s *Server) listIntegrations(w http.ResponseWriter, r *http.Request) error {

@@ -144,14 +144,14 @@ func TestPutMapping(t *testing.T) {
 		wantStatus: http.StatusOK,
 		wantBody: `{"mapping":{"integration_id":"` + e.integ + `","provider_product_id":"prod_pro","product_id":"desk-app",
 			"limit_kind":"seats","limit_count":1,"key_valid_days":null,"on_refund":"revoke","on_subscription_end":"expire",
-			"renewal_url":null,"send_key_mail":true,"created_at":"2026-03-02T09:00:00.000Z","updated_at":"2026-03-02T09:00:00.000Z"}}`,
+			"renewal_url":null,"send_key_mail":true,"features":[],"adds_to":null,"created_at":"2026-03-02T09:00:00.000Z","updated_at":"2026-03-02T09:00:00.000Z"}}`,
 	})
 	e.clock.Advance(time.Minute)
 	full := map[string]any{"product_id": "desk-app", "limit_kind": "machines", "limit_count": 4294967295, "key_valid_days": 36500,
 		"on_refund": "none", "on_subscription_end": "revoke", "renewal_url": "https://shop.example.com/renew", "send_key_mail": false}
 	replaced := `{"integration_id":"` + e.integ + `","provider_product_id":"prod_pro","product_id":"desk-app",
 		"limit_kind":"machines","limit_count":4294967295,"key_valid_days":36500,"on_refund":"none","on_subscription_end":"revoke",
-		"renewal_url":"https://shop.example.com/renew","send_key_mail":false,"created_at":"2026-03-02T09:00:00.000Z","updated_at":"2026-03-02T09:01:00.000Z"}`
+		"renewal_url":"https://shop.example.com/renew","send_key_mail":false,"features":[],"adds_to":null,"created_at":"2026-03-02T09:00:00.000Z","updated_at":"2026-03-02T09:01:00.000Z"}`
 	e.run(t, scenario{call: call{method: "PUT", path: mappingPath(e.integ, "prod_pro"), key: e.key, body: full},
 		wantStatus: http.StatusOK, wantBody: `{"mapping":` + replaced + `}`})
 	nulls := map[string]any{"product_id": "desk-app", "key_valid_days": nil, "renewal_url": nil}
@@ -415,7 +415,7 @@ func TestPutMappingPaddleAndLemonSqueezy(t *testing.T) {
 				wantStatus: http.StatusOK,
 				wantBody: `{"mapping":{"integration_id":"` + integ + `","provider_product_id":"` + tt.product + `","product_id":"desk-app",
 					"limit_kind":"seats","limit_count":1,"key_valid_days":null,"on_refund":"revoke","on_subscription_end":"expire",
-					"renewal_url":null,"send_key_mail":true,"created_at":"2026-03-02T09:00:00.000Z","updated_at":"2026-03-02T09:00:00.000Z"}}`,
+					"renewal_url":null,"send_key_mail":true,"features":[],"adds_to":null,"created_at":"2026-03-02T09:00:00.000Z","updated_at":"2026-03-02T09:00:00.000Z"}}`,
 			})
 			if diff := cmp.Diff([]string{tt.account, tt.lookup}, tt.fake.Requests()); diff != "" {
 				t.Errorf("provider calls mismatch (-want +got):\n%s", diff)

@@ -228,7 +228,7 @@ func TestListRefused(t *testing.T) {
 		{"issued_after not a time", q("issued_after", "yesterday"), []string{"query.issued_after", "must be an RFC 3339 time with an offset"}},
 		{"empty order_id", q("order_id", ""), []string{"query.order_id", "must be 1 to 200 characters"}},
 		{"long machine_id", q("machine_id", strings.Repeat("m", 201)), []string{"query.machine_id", "must be 1 to 200 characters"}},
-		{"unknown parameter", q("feature", "pro"), []string{"query.feature", "unknown parameter"}},
+		{"unknown parameter", q("colour", "red"), []string{"query.colour", "unknown parameter"}},
 		{"external_ref without product", q("external_ref", "x"), []string{"query.product_id", "is required with external_ref"}},
 		{"every problem at once", q("limit", "0", "state", "x", "order_id", ""), []string{
 			"query.state", "must be one of [active trial expired revoked]", "query.order_id", "must be 1 to 200 characters",

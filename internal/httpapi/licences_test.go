@@ -41,6 +41,13 @@ type licenceView struct {
 	AnonymisedAt    *string      `json:"anonymised_at"`
 	CreatedAt       string       `json:"created_at"`
 	UpdatedAt       string       `json:"updated_at"`
+	Features        []grantView  `json:"features"`
+}
+
+// grantView is a feature a licence grants.
+type grantView struct {
+	Code      string  `json:"code"`
+	ExpiresAt *string `json:"expires_at"`
 }
 
 // providerView is a licence's provider object; every key is always there.
@@ -283,7 +290,7 @@ func issuedData(l licenceView) map[string]any {
 	data := map[string]any{
 		"licence_id": l.ID, "product_id": l.ProductID, "status": l.Status, "limit_kind": l.LimitKind,
 		"limit_count": float64(l.LimitCount), "major": float64(l.Major), "expires_at": nil, "trial_ends_at": nil,
-		"email": l.Email, "external_ref": nil,
+		"email": l.Email, "external_ref": nil, "features": []any{},
 	}
 	if l.ExpiresAt != nil {
 		data["expires_at"] = *l.ExpiresAt
@@ -315,7 +322,7 @@ func TestIssueLicence(t *testing.T) {
 	want := licenceView{
 		ID: got.Licence.ID, ProductID: "desk-app", Email: "ada@example.com", IssuedAt: "2026-03-02T09:01:30.250Z",
 		LimitKind: "seats", LimitCount: 1, Major: 3, Status: "active", State: "active", Source: "admin",
-		CreatedAt: "2026-03-02T09:01:30.250Z", UpdatedAt: "2026-03-02T09:01:30.250Z",
+		CreatedAt: "2026-03-02T09:01:30.250Z", UpdatedAt: "2026-03-02T09:01:30.250Z", Features: []grantView{},
 	}
 	if diff := cmp.Diff(want, got.Licence); diff != "" {
 		t.Errorf("issued licence mismatch (-want +got):\n%s", diff)

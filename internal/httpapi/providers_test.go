@@ -110,7 +110,7 @@ func TestProviderWebhookStripeCheckout(t *testing.T) {
 		LimitCount: 6, Status: l.Status, State: l.State, Major: l.Major, Source: licentia.SourceProvider,
 		IntegrationID: &e.integ, RenewalURL: new("https://shop.example/renew"), IssuedAt: l.IssuedAt,
 		CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt, Provider: events.Provider{OrderID: new("pi_test_1"),
-			CheckoutID: new("cs_test_1"), CustomerID: new("cus_test_1")}}
+			CheckoutID: new("cs_test_1"), CustomerID: new("cus_test_1")}, Features: []events.Grant{}}
 	if diff := cmp.Diff(want, l); diff != "" {
 		t.Errorf("licence mismatch (-want +got):\n%s", diff)
 	}

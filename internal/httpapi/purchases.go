@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
@@ -40,6 +41,9 @@ type purchaseLicence struct {
 	ExpiresAt    *string            `json:"expires_at"`
 	IssuedAt     string             `json:"issued_at"`
 	LiveMachines int64              `json:"live_machines"`
+	// Features are the licence's grants, as the licence's own answers
+	// show them: what the buyer's purchase unlocks.
+	Features []events.Grant `json:"features"`
 }
 
 func purchaseAnswerOf(p *purchase.Purchase) purchaseAnswer {
@@ -49,7 +53,7 @@ func purchaseAnswerOf(p *purchase.Purchase) purchaseAnswer {
 		a.Purchase.Licences = append(a.Purchase.Licences, purchaseLicence{
 			ID: l.ID, ProductID: l.ProductID, ProductName: pl.ProductName, LicenceKey: pl.Key, State: pl.State,
 			LimitKind: l.LimitKind, LimitCount: l.LimitCount, ExpiresAt: licentia.FormatTimePtr(l.ExpiresAt),
-			IssuedAt: licentia.FormatTime(l.IssuedAt), LiveMachines: l.LiveActivations,
+			IssuedAt: licentia.FormatTime(l.IssuedAt), LiveMachines: l.LiveActivations, Features: events.GrantsOf(l.Features),
 		})
 	}
 	return a

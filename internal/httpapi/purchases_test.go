@@ -63,16 +63,17 @@ func (e *lookupEnv) sell(t *testing.T, orgID, key string, body map[string]any, r
 }
 
 type purchaseLicenceView struct {
-	ID           string  `json:"id"`
-	ProductID    string  `json:"product_id"`
-	ProductName  string  `json:"product_name"`
-	LicenceKey   string  `json:"licence_key"`
-	State        string  `json:"state"`
-	LimitKind    string  `json:"limit_kind"`
-	LimitCount   int64   `json:"limit_count"`
-	ExpiresAt    *string `json:"expires_at"`
-	IssuedAt     string  `json:"issued_at"`
-	LiveMachines int64   `json:"live_machines"`
+	ID           string      `json:"id"`
+	ProductID    string      `json:"product_id"`
+	ProductName  string      `json:"product_name"`
+	LicenceKey   string      `json:"licence_key"`
+	State        string      `json:"state"`
+	LimitKind    string      `json:"limit_kind"`
+	LimitCount   int64       `json:"limit_count"`
+	ExpiresAt    *string     `json:"expires_at"`
+	IssuedAt     string      `json:"issued_at"`
+	LiveMachines int64       `json:"live_machines"`
+	Features     []grantView `json:"features"`
 }
 
 type purchaseView struct {
@@ -87,7 +88,7 @@ func shown(v issuedView, productName, state string, live int64) purchaseLicenceV
 	l := v.Licence
 	return purchaseLicenceView{ID: l.ID, ProductID: l.ProductID, ProductName: productName, LicenceKey: v.LicenceKey,
 		State: state, LimitKind: l.LimitKind, LimitCount: l.LimitCount, ExpiresAt: l.ExpiresAt, IssuedAt: l.IssuedAt,
-		LiveMachines: live}
+		LiveMachines: live, Features: l.Features}
 }
 
 func purchaseBody(t *testing.T, orderID string, ls ...purchaseLicenceView) string {
@@ -103,15 +104,17 @@ func purchaseBody(t *testing.T, orderID string, ls ...purchaseLicenceView) strin
 
 // TestPurchaseLookup: an order's licences bought with the address, in
 // every organization, oldest first, each with its key, derived state and
-// live machines; the address matched in any case, the order by its order
+// live machines and features; the address matched in any case, the order by its order
 // id or its checkout id. Licences of the order bought with another
 // address, and a maker's external_ref equal to the order id, are not shown.
 func TestPurchaseLookup(t *testing.T) {
 	e := newLookupEnv(t, envOptions{})
 	order := licentia.ProviderRefs{OrderID: new("pi_3Mtw"), CheckoutID: new("cs_test_a1")}
 	expires := licentia.FormatTime(e.clock.Now().Add(time.Hour))
+	e.run(t, scenario{call: call{method: "PUT", path: "/v1/admin/products/desk-app/features/export-pdf", key: e.allKey,
+		body: map[string]any{"name": "PDF export"}}, wantStatus: http.StatusOK})
 	first := e.sell(t, e.org.ID, e.allKey, map[string]any{"product_id": "desk-app", "email": "Buyer@Example.com",
-		"limit_count": 5}, order)
+		"limit_count": 5, "features": []any{"export-pdf"}}, order)
 	lapsing := e.sell(t, e.org.ID, e.allKey, map[string]any{"product_id": "desk-app", "email": "buyer@example.com",
 		"limit_kind": "seats", "expires_at": expires}, licentia.ProviderRefs{OrderID: order.OrderID})
 	other, otherKey := e.otherOrg(t, "globex", "globex-app", "GLBX")

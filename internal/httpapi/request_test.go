@@ -22,6 +22,7 @@ var requestStructs = map[string]any{
 	"PATCH /v1/admin/products/{id}":                                admin.ProductPatch{},
 	"POST /v1/admin/products/{id}/rotate-signing-key":              admin.RotateKey{},
 	"POST /v1/admin/products/{id}/retire-public-key":               admin.RetireKey{},
+	"PUT /v1/admin/products/{id}/features/{code}":                  admin.FeatureSave{},
 	"POST /v1/admin/licences":                                      admin.NewLicence{},
 	"GET /v1/admin/licences":                                       admin.FindQuery{},
 	"GET /v1/admin/licences/counts":                                admin.CountQuery{},

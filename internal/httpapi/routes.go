@@ -19,6 +19,9 @@ func (s *Server) routes() {
 	s.handle("PATCH /v1/admin/products/{id}", licentia.ScopeProductsWrite, s.patchProduct)
 	s.handle("POST /v1/admin/products/{id}/rotate-signing-key", licentia.ScopeProductsWrite, s.rotateSigningKey)
 	s.handle("POST /v1/admin/products/{id}/retire-public-key", licentia.ScopeProductsWrite, s.retirePublicKey)
+	s.handle("GET /v1/admin/products/{id}/features", licentia.ScopeProductsRead, s.listFeatures)
+	s.handle("PUT /v1/admin/products/{id}/features/{code}", licentia.ScopeProductsWrite, s.putFeature)
+	s.handle("DELETE /v1/admin/products/{id}/features/{code}", licentia.ScopeProductsWrite, s.deleteFeature)
 
 	s.handle("POST /v1/admin/licences", licentia.ScopeLicencesWrite, s.issueLicence)
 	s.handle("GET /v1/admin/licences", licentia.ScopeLicencesRead, s.findLicences)

@@ -78,6 +78,10 @@ const (
 	AuditProductUpdated           = "product.updated"
 	AuditProductSigningKeyRotated = "product.signing_key_rotated"
 	AuditProductPublicKeyRetired  = "product.public_key_retired"
+	// AuditProductFeatureSaved records a feature added to a product's
+	// catalogue or renamed; AuditProductFeatureDeleted one taken out.
+	AuditProductFeatureSaved   = "product.feature_saved"
+	AuditProductFeatureDeleted = "product.feature_deleted"
 
 	AuditLicenceIssued     = "licence.issued"
 	AuditLicenceRevoked    = "licence.revoked"

@@ -63,8 +63,16 @@ type Mapping struct {
 	RenewalURL        *string
 	// SendKeyMail says whether a paid order mails the buyer their keys.
 	SendKeyMail bool
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// Features are codes of the product's catalogue granted, without an
+	// expiry, to the licences a sale issues, or added to the buyer's
+	// licence by an add-on.
+	Features []string
+	// AddsTo makes the mapping an add-on: a sale adds Features to the
+	// buyer's newest licence in force of this product (ProductID) instead
+	// of issuing one; nil for a mapping that issues licences.
+	AddsTo    *string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // MaxRenewalURL is the longest renewal_url a mapping takes.

@@ -36,8 +36,11 @@ type Licence struct {
 	// for a licence never reissued.
 	Replaces   *string
 	ReplacedBy *string
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// Features are the licence's grants, ordered by code; nil when it
+	// grants none.
+	Features  []FeatureGrant
+	CreatedAt time.Time
+	UpdatedAt time.Time
 	// LiveActivations counts the activations not deactivated, kept in the
 	// same transaction as each activation change.
 	LiveActivations int64

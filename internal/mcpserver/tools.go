@@ -50,6 +50,7 @@ var (
 	byID          = []pathArg{{"id", "id"}}
 	byIntegration = []pathArg{{"id", "integration_id"}}
 	byMapping     = []pathArg{{"id", "integration_id"}, {"providerProductId", "provider_product_id"}}
+	byFeature     = []pathArg{{"id", "id"}, {"code", "code"}}
 )
 
 // tools are every tool (tools/list gives them by name): one per
@@ -57,10 +58,18 @@ var (
 // the routes no assistant may call (anonymising, product writes, adding,
 // changing or removing a webhook endpoint or replacing its secret), nor for
 // the purchase lookup or the activation routes, which are not the maker's.
+// The feature catalogue's writes need products:write, which no assistant
+// holds: their tools are listed for no assistant (see Server.visible), and
+// are there for the day a role may hold it.
 var tools = []*tool{
 	{name: "get_organization", title: "Get the organization", method: "GET", path: "/v1/admin/organization"},
 	{name: "list_products", title: "List products", method: "GET", path: "/v1/admin/products"},
 	{name: "get_product", title: "Get a product", method: "GET", path: "/v1/admin/products/{id}", args: byID},
+	{name: "list_product_features", title: "List a product's features", method: "GET", path: "/v1/admin/products/{id}/features", args: byID},
+	{name: "save_product_feature", title: "Add or rename a product's feature", method: "PUT", path: "/v1/admin/products/{id}/features/{code}",
+		args: byFeature, in: admin.FeatureSave{}, effect: adds, idempotent: true},
+	{name: "delete_product_feature", title: "Delete a product's feature", method: "DELETE", path: "/v1/admin/products/{id}/features/{code}",
+		args: byFeature, effect: destructive, idempotent: true},
 
 	{name: "find_licences", title: "Find licences", method: "GET", path: "/v1/admin/licences", in: admin.FindQuery{}},
 	{name: "list_licences", title: "List licences, newest first, a page at a time", method: "GET", path: "/v1/admin/licences/list",

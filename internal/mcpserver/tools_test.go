@@ -13,8 +13,8 @@ import (
 
 // The tools by what they need, as the decisions list them.
 var (
-	readTools = []string{"get_organization", "list_products", "get_product", "find_licences", "list_licences", "export_licences",
-		"count_licences", "get_licence",
+	readTools = []string{"get_organization", "list_products", "get_product", "list_product_features", "find_licences", "list_licences",
+		"export_licences", "count_licences", "get_licence",
 		"get_licence_audit", "list_integrations", "list_mappings", "list_held_orders", "list_webhook_endpoints", "get_webhook_endpoint",
 		"list_webhook_deliveries", "list_members", "list_invitations"}
 	licenceTools = []string{"issue_licence", "revoke_licence", "expire_licence", "reinstate_licence", "reissue_licence",
@@ -70,7 +70,8 @@ func TestToolsListByRole(t *testing.T) {
 
 // TestToolsListByKey: an API key is offered the tools of its scopes, less
 // what no assistant may hold: never a team-changing tool, and no tool at
-// all for anonymising, product writes or webhook endpoint writes.
+// all for anonymising, product writes (save_product_feature and
+// delete_product_feature included) or webhook endpoint writes.
 func TestToolsListByKey(t *testing.T) {
 	e := newEnv(t, nil)
 	for _, tt := range []struct {
@@ -83,7 +84,7 @@ func TestToolsListByKey(t *testing.T) {
 		{"licences and audit", []licentia.Scope{licentia.ScopeLicencesRead, licentia.ScopeLicencesWrite, licentia.ScopeAuditRead},
 			sorted(licenceReads, []string{"get_licence_audit"}, licenceTools)},
 		{"products and anonymise", []licentia.Scope{licentia.ScopeProductsRead, licentia.ScopeProductsWrite, licentia.ScopeLicencesAnonymise},
-			sorted([]string{"list_products", "get_product"})},
+			sorted([]string{"list_products", "get_product", "list_product_features"})},
 		{"webhooks", []licentia.Scope{licentia.ScopeWebhooksRead, licentia.ScopeWebhooksWrite},
 			sorted([]string{"list_webhook_endpoints", "get_webhook_endpoint", "list_webhook_deliveries"}, webhookTools)},
 		{"team reads", []licentia.Scope{licentia.ScopeOrganizationRead, licentia.ScopeMembersRead},
@@ -104,19 +105,20 @@ func TestToolsListByKey(t *testing.T) {
 // route's path ids, named id or <kind>_id, then its request struct's body
 // or query fields.
 var toolSchemas = map[string]struct{ props, required []string }{
-	"get_organization": {},
-	"list_products":    {},
-	"get_product":      {[]string{"id"}, []string{"id"}},
-	"find_licences":    {[]string{"email", "q", "product_id", "external_ref", "state", "status", "term", "source"}, nil},
-	"count_licences":   {[]string{"product_id", "since"}, nil},
-	"list_licences": {[]string{"email", "q", "product_id", "external_ref", "state", "status", "term", "source", "order_id", "machine_id",
-		"issued_after", "issued_before", "limit", "cursor"}, nil},
-	"export_licences": {[]string{"email", "q", "product_id", "external_ref", "state", "status", "term", "source", "order_id", "machine_id",
-		"issued_after", "issued_before"}, nil},
+	"get_organization":      {},
+	"list_products":         {},
+	"get_product":           {[]string{"id"}, []string{"id"}},
+	"list_product_features": {[]string{"id"}, []string{"id"}},
+	"find_licences":         {[]string{"email", "q", "product_id", "external_ref", "state", "status", "term", "source", "feature"}, nil},
+	"count_licences":        {[]string{"product_id", "since", "feature"}, nil},
+	"list_licences": {[]string{"email", "q", "product_id", "external_ref", "state", "status", "term", "source", "feature", "order_id",
+		"machine_id", "issued_after", "issued_before", "limit", "cursor"}, nil},
+	"export_licences": {[]string{"email", "q", "product_id", "external_ref", "state", "status", "term", "source", "feature", "order_id",
+		"machine_id", "issued_after", "issued_before"}, nil},
 	"get_licence":       {[]string{"id"}, []string{"id"}},
 	"get_licence_audit": {[]string{"id"}, []string{"id"}},
 	"issue_licence": {[]string{"id", "product_id", "email", "limit_kind", "limit_count", "expires_at", "major", "external_ref", "trial",
-		"send_key_mail"}, []string{"product_id", "email"}},
+		"send_key_mail", "features"}, []string{"product_id", "email"}},
 	"send_licence_key":      {[]string{"id"}, []string{"id"}},
 	"revoke_licence":        {[]string{"id", "reason"}, []string{"id", "reason"}},
 	"expire_licence":        {[]string{"id", "reason"}, []string{"id", "reason"}},
@@ -126,7 +128,7 @@ var toolSchemas = map[string]struct{ props, required []string }{
 	"list_integrations":     {},
 	"list_mappings":         {[]string{"integration_id"}, []string{"integration_id"}},
 	"save_mapping": {[]string{"integration_id", "provider_product_id", "product_id", "limit_kind", "limit_count", "key_valid_days",
-		"on_refund", "on_subscription_end", "renewal_url", "send_key_mail"}, []string{"integration_id", "provider_product_id", "product_id"}},
+		"on_refund", "on_subscription_end", "renewal_url", "send_key_mail", "features", "adds_to"}, []string{"integration_id", "provider_product_id", "product_id"}},
 	"delete_mapping":          {[]string{"integration_id", "provider_product_id"}, []string{"integration_id", "provider_product_id"}},
 	"list_held_orders":        {},
 	"release_held_order":      {[]string{"id", "email", "limit_count", "adds_to_licence_id"}, []string{"id"}},
@@ -219,6 +221,7 @@ func TestToolSchemas(t *testing.T) {
 		{"save_mapping", "key_valid_days", "maximum", float64(36500)},
 		{"save_mapping", "renewal_url", "type", []any{"string", "null"}},
 		{"save_mapping", "provider_product_id", "pattern", "^[A-Za-z0-9_-]{1,100}$"},
+		{"save_mapping", "adds_to", "type", []any{"string", "null"}},
 		{"find_licences", "state", "enum", []any{"active", "trial", "expired", "revoked"}},
 		{"revoke_licence", "reason", "maxLength", float64(500)},
 		{"list_webhook_deliveries", "cursor", "format", "uuid"},

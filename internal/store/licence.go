@@ -31,6 +31,9 @@ type LicenceFilter struct {
 	Status      *licentia.Status
 	Term        *licentia.Term
 	Source      *licentia.Source
+	// Feature matches licences granting the feature code, whatever the
+	// grant's expiry.
+	Feature *string
 	// OrderID matches a licence's provider order, checkout or subscription
 	// id, or its order number, exactly.
 	OrderID *string

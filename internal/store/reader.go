@@ -101,6 +101,12 @@ type Reader interface {
 	FindLicences(ctx context.Context, orgID string, f LicenceFilter, now time.Time) ([]licentia.Licence, error)
 	// CountLicences computes the counts of GET /v1/admin/licences/counts.
 	CountLicences(ctx context.Context, orgID string, productID *string, since, now time.Time) (*LicenceCounts, error)
+	// CountLicencesWithFeature computes the counts of the licences granting
+	// feature, whatever the grant's expiry, from the licences themselves.
+	CountLicencesWithFeature(ctx context.Context, orgID string, productID *string, feature string, since, now time.Time) (*LicenceCounts, error)
+	// ProductFeatures lists a product's features by code; another
+	// organization's product has none.
+	ProductFeatures(ctx context.Context, orgID, productID string) ([]licentia.Feature, error)
 	// PlanLicenceCount counts the licences taking a place in the plan at now.
 	PlanLicenceCount(ctx context.Context, orgID string, now time.Time) (int64, error)
 	// LicenceAudit lists a licence's audit entries, oldest first.

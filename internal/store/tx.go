@@ -104,6 +104,15 @@ type Tx interface {
 	// UpdateProduct writes name, current_major, machines_per_seat,
 	// heartbeat_interval_seconds and updated_at.
 	UpdateProduct(ctx context.Context, p *licentia.Product) error
+	// PutProductFeature renames the product's feature of f's code, keeping
+	// its created_at, and reports created false; or adds f and reports
+	// created true. Past MaxFeatures it answers conflict; a product of
+	// another organization answers product_not_found or writes nothing
+	// (the caller reads the product first).
+	PutProductFeature(ctx context.Context, f *licentia.Feature) (stored *licentia.Feature, created bool, err error)
+	// DeleteProductFeature removes a feature; not_found when the product
+	// has none of that code, conflict while any licence grants it.
+	DeleteProductFeature(ctx context.Context, orgID, productID, code string) error
 	AddProductKey(ctx context.Context, k *licentia.ProductKey) error
 	// SetProductKeyStatus moves a key to current, previous or retired.
 	SetProductKeyStatus(ctx context.Context, productID, keyID string, status licentia.KeyStatus, retiredAt *time.Time) error
@@ -220,6 +229,23 @@ type Tx interface {
 	// ProviderItemsBySubscription lists the items of an integration's
 	// licences of a provider subscription, by licence id.
 	ProviderItemsBySubscription(ctx context.Context, orgID, integrationID, subscriptionID string) ([]ProviderItem, error)
+	// CreateProviderAddon records an add-on order item; one recorded
+	// before answers conflict.
+	CreateProviderAddon(ctx context.Context, a *ProviderAddon) error
+	// ProviderAddonRecorded reports whether an add-on order item is
+	// recorded.
+	ProviderAddonRecorded(ctx context.Context, integrationID, orderKey, providerProductID string) (bool, error)
+	// ProviderAddonsByOrder lists an integration's add-on items whose
+	// order id or checkout id is orderID, by provider product.
+	ProviderAddonsByOrder(ctx context.Context, orgID, integrationID, orderID string) ([]ProviderAddon, error)
+	// ProviderAddonsBySubscription lists an integration's add-on items of
+	// a subscription, by order key and provider product.
+	ProviderAddonsBySubscription(ctx context.Context, orgID, integrationID, subscriptionID string) ([]ProviderAddon, error)
+	// ProviderAddonsByLicence lists the add-on items holding features on a
+	// licence (not ended), of any integration.
+	ProviderAddonsByLicence(ctx context.Context, orgID, licenceID string) ([]ProviderAddon, error)
+	// UpdateProviderAddon writes an add-on item's Added and EndedAt.
+	UpdateProviderAddon(ctx context.Context, a *ProviderAddon) error
 	// AddPendingEffect keeps an effect until its order is issued; one
 	// already kept of the same kind and ref stays as it is.
 	AddPendingEffect(ctx context.Context, e *PendingEffect) error

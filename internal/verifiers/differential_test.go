@@ -124,6 +124,16 @@ func TestVerifiersAgreeWithGo(t *testing.T) {
 		for range 1500 {
 			verdicts = append(verdicts, signVerdict(photoKey, "", editPayload(rng, payload)))
 		}
+		// Features: an array of objects, the one field whose value nests,
+		// and which Go reads into the elements of an earlier features
+		// array when the name repeats.
+		featured := payload[:len(payload)-1] + `,"features":[{"code":"export-pdf","expires_at":"2026-12-22T00:00:00.000Z"},{"code":"sso","expires_at":null}]}`
+		for _, extra := range featureCases {
+			verdicts = append(verdicts, signVerdict(photoKey, "", []byte(payload[:len(payload)-1]+","+extra+"}")))
+		}
+		for range 700 {
+			verdicts = append(verdicts, signVerdict(photoKey, "", editPayload(rng, featured)))
+		}
 		for range 300 {
 			verdicts = append(verdicts, editEncoding(rng, good))
 		}
@@ -193,6 +203,17 @@ func editKey(rng *rand.Rand, key string) string {
 	return strings.ToValidUTF8(key, "\ufffd")
 }
 
+// featureCases are features members that test how each way of writing them
+// is read: types, null, case, repeats.
+var featureCases = []string{`"features":[]`, `"features":null`, `"features":{}`, `"features":"sso"`, `"features":[1]`,
+	`"features":[null]`, `"features":[[]]`, `"features":[{"code":1}]`, `"features":[{"expires_at":false}]`,
+	`"features":[{"CODE":"a","Expireſ_At":"x","extra":[[{}]]}]`, `"features":[{"code":"b"},{"code":"a"}]`,
+	`"features":[{"code":"a","code":"b","expires_at":"x","expires_at":null}]`,
+	`"features":[{"code":"a","expires_at":"x"},{"code":"b","expires_at":"y"}],"features":[{"code":"c"}],"features":[{},{}]`,
+	`"features":[{"code":"a","expires_at":"x"}],"features":null,"features":[{"code":"c"}]`,
+	`"features":[{"code":"a","expires_at":"x"}],"features":[],"features":[{}]`,
+	`"features":[{"code":"a","expires_at":"x"}],"FEATURES":[null]`, `"features":[{"code":"a"}],"features":true`}
+
 // payloadPieces are what an edit of a payload puts in: JSON's syntax,
 // numbers, escapes, other spellings of the fields' names, and bytes that
 // are not UTF-8.
@@ -200,7 +221,9 @@ var payloadPieces = []string{"{", "}", "[", "]", ",", ":", `"`, " ", "\n", "\t",
 	"1.0", "null", "true", "false", "NaN", `\`, `\u0041`, `\ud800`, `\udc00`, `\ud83d\ude00`, `\"`, `\/`, `\x`, "\x01",
 	"\x80", "\xc3\xa9", "\xe2\x82", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xff", "ſ", "K", "İ", `"format":2`, `"format":1`,
 	`"FORMAT":1`, `"state":"revoked"`, `"State":null`, `"activation_id":null`, `"major":"3"`, `"major":9223372036854775807`,
-	`"major":9223372036854775808`, `"limit_count":1e2`, `"product_id":"notes"`, `"x":[[{"y":[]}]]`, `"expires_at":false`}
+	`"major":9223372036854775808`, `"limit_count":1e2`, `"product_id":"notes"`, `"x":[[{"y":[]}]]`, `"expires_at":false`,
+	`"features":[]`, `"features":null`, `"Features":[null,{"code":"z"}]`, `{"code":"a"}`, `{"code":null}`, `"code":"x"`,
+	`{"expires_at":"2030-01-01T00:00:00Z"}`, `"expires_at":null`}
 
 func editPayload(rng *rand.Rand, payload string) []byte {
 	b := []byte(payload)

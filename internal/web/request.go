@@ -137,6 +137,8 @@ func setTime(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, v str
 	fv.Set(reflect.ValueOf(new(t.UTC())))
 }
 
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
 var integerRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
 
 // setBody reads a body field's JSON value into its field by the field's
@@ -150,10 +152,15 @@ func setBody(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, raw j
 		return
 	}
 	if f.Type.Kind() == reflect.Slice {
-		// An array of strings; [] reads as given and empty, not nil.
+		// An array of strings, or of elements that read themselves (and
+		// keep their own problems); [] reads as given and empty, not nil.
 		v := reflect.New(f.Type)
 		if null || json.Unmarshal(raw, v.Interface()) != nil {
-			d.Unreadable(f.Path, "must be an array of strings")
+			msg := "must be an array of strings"
+			if reflect.PointerTo(f.Type.Elem()).Implements(unmarshalerType) {
+				msg = "must be an array"
+			}
+			d.Unreadable(f.Path, msg)
 			return
 		}
 		fv.Set(v.Elem())

@@ -137,7 +137,7 @@ func (t *tx) ResealIntegration(ctx context.Context, id string, sealedAPIKey, sea
 }
 
 const mappingColumns = `m.integration_id, m.provider_product_id, m.product_id, m.limit_kind, m.limit_count, m.key_valid_days,
-	m.on_refund, m.on_subscription_end, m.renewal_url, m.send_key_mail, m.created_at, m.updated_at`
+	m.on_refund, m.on_subscription_end, m.renewal_url, m.send_key_mail, m.created_at, m.updated_at, m.features, m.adds_to`
 
 // mappingFrom joins a mapping to its integration, so every read and delete
 // is held to the organization: another organization's integration has no
@@ -148,8 +148,9 @@ func mappingNotFound() error { return store.NotFound(licentia.CodeMappingNotFoun
 
 func scanMapping(row pgx.Row) (*licentia.Mapping, error) {
 	var m licentia.Mapping
+	var features string
 	err := row.Scan(&m.IntegrationID, &m.ProviderProductID, &m.ProductID, &m.LimitKind, &m.LimitCount, &m.KeyValidDays,
-		&m.OnRefund, &m.OnSubscriptionEnd, &m.RenewalURL, &m.SendKeyMail, &m.CreatedAt, &m.UpdatedAt)
+		&m.OnRefund, &m.OnSubscriptionEnd, &m.RenewalURL, &m.SendKeyMail, &m.CreatedAt, &m.UpdatedAt, &features, &m.AddsTo)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, mappingNotFound()
 	}
@@ -157,6 +158,9 @@ func scanMapping(row pgx.Row) (*licentia.Mapping, error) {
 		return nil, err
 	}
 	m.CreatedAt, m.UpdatedAt = m.CreatedAt.UTC(), m.UpdatedAt.UTC()
+	if m.Features, err = store.DecodeCodes(features); err != nil {
+		return nil, err
+	}
 	return &m, nil
 }
 
@@ -189,14 +193,17 @@ func (r reader) Mapping(ctx context.Context, orgID, integrationID, providerProdu
 
 func (t *tx) PutMapping(ctx context.Context, m *licentia.Mapping) error {
 	_, err := t.tx.Exec(ctx, `INSERT INTO integration_mappings (integration_id, provider_product_id, product_id,
-		limit_kind, limit_count, key_valid_days, on_refund, on_subscription_end, renewal_url, send_key_mail, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+		limit_kind, limit_count, key_valid_days, on_refund, on_subscription_end, renewal_url, send_key_mail, created_at, updated_at,
+		features, adds_to)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 		ON CONFLICT (integration_id, provider_product_id) DO UPDATE SET product_id = excluded.product_id,
 		limit_kind = excluded.limit_kind, limit_count = excluded.limit_count, key_valid_days = excluded.key_valid_days,
 		on_refund = excluded.on_refund, on_subscription_end = excluded.on_subscription_end,
-		renewal_url = excluded.renewal_url, send_key_mail = excluded.send_key_mail, updated_at = excluded.updated_at`,
+		renewal_url = excluded.renewal_url, send_key_mail = excluded.send_key_mail, updated_at = excluded.updated_at,
+		features = excluded.features, adds_to = excluded.adds_to`,
 		m.IntegrationID, m.ProviderProductID, m.ProductID, m.LimitKind, m.LimitCount, m.KeyValidDays, m.OnRefund,
-		m.OnSubscriptionEnd, m.RenewalURL, m.SendKeyMail, ms(m.CreatedAt), ms(m.UpdatedAt))
+		m.OnSubscriptionEnd, m.RenewalURL, m.SendKeyMail, ms(m.CreatedAt), ms(m.UpdatedAt),
+		store.EncodeCodes(m.Features), m.AddsTo)
 	if err != nil {
 		return fmt.Errorf("put mapping: %w", err)
 	}

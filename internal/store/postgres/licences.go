@@ -17,17 +17,18 @@ const licenceColumns = `id, org_id, product_id, email, issued_at, expires_at, li
 	status, status_reason, status_changed_at, trial_ends_at, source, integration_id, external_ref,
 	provider_order_id, provider_subscription_id, provider_customer_id, provider_checkout_id,
 	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations, renewal_url,
-	provider_order_number, replaces, replaced_by`
+	provider_order_number, replaces, replaced_by, features`
 
 func licenceNotFound() error { return store.NotFound(licentia.CodeLicenceNotFound, "Licence") }
 
 func scanLicence(row pgx.Row) (*licentia.Licence, error) {
 	var l licentia.Licence
+	var features string
 	err := row.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.Email, &l.IssuedAt, &l.ExpiresAt, &l.LimitKind, &l.LimitCount, &l.Major,
 		&l.Status, &l.StatusReason, &l.StatusChangedAt, &l.TrialEndsAt, &l.Source, &l.IntegrationID, &l.ExternalRef,
 		&l.Provider.OrderID, &l.Provider.SubscriptionID, &l.Provider.CustomerID, &l.Provider.CheckoutID,
 		&l.SubscriptionEndedAt, &l.AnonymisedAt, &l.CreatedAt, &l.UpdatedAt, &l.LiveActivations, &l.RenewalURL,
-		&l.Provider.OrderNumber, &l.Replaces, &l.ReplacedBy)
+		&l.Provider.OrderNumber, &l.Replaces, &l.ReplacedBy, &features)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, licenceNotFound()
 	}
@@ -37,6 +38,9 @@ func scanLicence(row pgx.Row) (*licentia.Licence, error) {
 	l.IssuedAt, l.CreatedAt, l.UpdatedAt = l.IssuedAt.UTC(), l.CreatedAt.UTC(), l.UpdatedAt.UTC()
 	l.ExpiresAt, l.StatusChangedAt, l.TrialEndsAt = utcPtr(l.ExpiresAt), utcPtr(l.StatusChangedAt), utcPtr(l.TrialEndsAt)
 	l.SubscriptionEndedAt, l.AnonymisedAt = utcPtr(l.SubscriptionEndedAt), utcPtr(l.AnonymisedAt)
+	if l.Features, err = store.DecodeGrants(features); err != nil {
+		return nil, err
+	}
 	return &l, nil
 }
 
@@ -173,6 +177,10 @@ func (r reader) FindLicences(ctx context.Context, orgID string, f store.LicenceF
 		conds = append(conds, "source = @source")
 		args["source"] = string(*f.Source)
 	}
+	if f.Feature != nil {
+		conds = append(conds, "EXISTS (SELECT 1 FROM licence_features f WHERE f.licence_id = licences.id AND f.code = @feature)")
+		args["feature"] = *f.Feature
+	}
 	conds = listConditions(f, conds, args)
 	query := `SELECT ` + licenceColumns + ` FROM licences WHERE ` + strings.Join(conds, " AND ") +
 		` ORDER BY issued_at DESC, id DESC LIMIT @limit`
@@ -307,13 +315,14 @@ func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
 func (t *tx) insertLicence(ctx context.Context, l *licentia.Licence) (*licentia.Licence, error) {
 	rows, err := t.tx.Query(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
-			$27, $28, $29, $30)
+			$27, $28, $29, $30, $31)
 		ON CONFLICT DO NOTHING RETURNING `+licenceColumns,
 		l.ID, l.OrgID, l.ProductID, l.Email, ms(l.IssuedAt), msPtr(l.ExpiresAt), string(l.LimitKind), l.LimitCount, l.Major,
 		string(l.Status), l.StatusReason, msPtr(l.StatusChangedAt), msPtr(l.TrialEndsAt), string(l.Source), l.IntegrationID, l.ExternalRef,
 		l.Provider.OrderID, l.Provider.SubscriptionID, l.Provider.CustomerID, l.Provider.CheckoutID,
 		msPtr(l.SubscriptionEndedAt), msPtr(l.AnonymisedAt), ms(l.CreatedAt), ms(l.UpdatedAt),
-		l.LiveActivations, l.RenewalURL, l.Provider.OrderNumber, l.Replaces, l.ReplacedBy, strings.ToLower(l.Email))
+		l.LiveActivations, l.RenewalURL, l.Provider.OrderNumber, l.Replaces, l.ReplacedBy, store.EncodeGrants(l.Features),
+		strings.ToLower(l.Email))
 	if err != nil {
 		return nil, fmt.Errorf("create licence: %w", err)
 	}
@@ -323,6 +332,9 @@ func (t *tx) insertLicence(ctx context.Context, l *licentia.Licence) (*licentia.
 	}
 	if len(stored) != 1 {
 		return nil, licentia.Errorf(licentia.CodeConflict, "The licence id or external reference is taken.")
+	}
+	if err := t.writeGrants(ctx, &stored[0], nil); err != nil {
+		return nil, err
 	}
 	return &stored[0], nil
 }
@@ -341,7 +353,7 @@ func (t *tx) UpdateLicence(ctx context.Context, after *licentia.Licence) error {
 	if err != nil {
 		return fmt.Errorf("update licence: %w", err)
 	}
-	updated, err := t.writeLicence(ctx, after)
+	updated, err := t.writeLicence(ctx, after, stored.Features)
 	if err != nil {
 		return err
 	}
@@ -353,25 +365,30 @@ func (t *tx) UpdateLicence(ctx context.Context, after *licentia.Licence) error {
 	return t.apply(ctx, d.add(updated.OrgID, store.KeyOf(updated, w), 1, updated.LiveActivations))
 }
 
-// writeLicence writes after's changeable fields, uncounted, and returns
-// the licence as stored. The caller holds its row lock.
-func (t *tx) writeLicence(ctx context.Context, after *licentia.Licence) (*licentia.Licence, error) {
+// writeLicence writes after's changeable fields, uncounted, its grants
+// among them (which were before), and returns the licence as stored. The
+// caller holds its row lock.
+func (t *tx) writeLicence(ctx context.Context, after *licentia.Licence, before []licentia.FeatureGrant) (*licentia.Licence, error) {
 	updated, err := scanLicence(t.tx.QueryRow(ctx, `UPDATE licences SET email = $1, email_search = $2, expires_at = $3,
 		status = $4, status_reason = $5, status_changed_at = $6, trial_ends_at = $7, external_ref = $8,
 		provider_order_id = $9, provider_subscription_id = $10, provider_customer_id = $11, provider_checkout_id = $12,
 		subscription_ended_at = $13, anonymised_at = $14, updated_at = $15, limit_kind = $16, limit_count = $17, major = $18,
-		provider_order_number = $19, replaced_by = $20
+		provider_order_number = $19, replaced_by = $20, features = $23
 		WHERE org_id = $21 AND id = $22 RETURNING `+licenceColumns,
 		after.Email, strings.ToLower(after.Email), msPtr(after.ExpiresAt),
 		string(after.Status), after.StatusReason, msPtr(after.StatusChangedAt), msPtr(after.TrialEndsAt), after.ExternalRef,
 		after.Provider.OrderID, after.Provider.SubscriptionID, after.Provider.CustomerID, after.Provider.CheckoutID,
 		msPtr(after.SubscriptionEndedAt), msPtr(after.AnonymisedAt), ms(after.UpdatedAt),
-		string(after.LimitKind), after.LimitCount, after.Major, after.Provider.OrderNumber, after.ReplacedBy, after.OrgID, after.ID))
+		string(after.LimitKind), after.LimitCount, after.Major, after.Provider.OrderNumber, after.ReplacedBy, after.OrgID, after.ID,
+		store.EncodeGrants(after.Features)))
 	if isUnique(err) {
 		return nil, licentia.Errorf(licentia.CodeConflict, "The external reference is taken.")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("update licence: %w", err)
+	}
+	if err := t.writeGrants(ctx, updated, before); err != nil {
+		return nil, err
 	}
 	return updated, nil
 }

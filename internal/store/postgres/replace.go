@@ -21,7 +21,7 @@ func (t *tx) ReplaceLicence(ctx context.Context, old, fresh *licentia.Licence) (
 	if err != nil {
 		return 0, fmt.Errorf("replace licence: %w", err)
 	}
-	if _, err := t.writeLicence(ctx, old); err != nil {
+	if _, err := t.writeLicence(ctx, old, stored.Features); err != nil {
 		return 0, err
 	}
 	if _, err := t.insertLicence(ctx, fresh); err != nil {

@@ -16,7 +16,7 @@ const licenceColumns = `id, org_id, product_id, email, issued_at, expires_at, li
 	status, status_reason, status_changed_at, trial_ends_at, source, integration_id, external_ref,
 	provider_order_id, provider_subscription_id, provider_customer_id, provider_checkout_id,
 	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations, renewal_url,
-	provider_order_number, replaces, replaced_by`
+	provider_order_number, replaces, replaced_by, features`
 
 // scanLicence scans nullable columns into sql.Null and named string types
 // into strings: database/sql fills a **string or a *licentia.Status
@@ -31,12 +31,13 @@ func scanLicence(row interface{ Scan(...any) error }) (*licentia.Licence, error)
 		reason, integration, ref, renewal             sql.Null[string]
 		order, subscription, customer, checkout       sql.Null[string]
 		orderNumber, replaces, replacedBy             sql.Null[string]
+		features                                      string
 	}
 	err := row.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.Email, &c.issued, &c.expires, &c.limitKind, &l.LimitCount, &l.Major,
 		&c.status, &c.reason, &c.changed, &c.trial, &c.source, &c.integration, &c.ref,
 		&c.order, &c.subscription, &c.customer, &c.checkout,
 		&c.subEnded, &c.anonymised, &c.created, &c.updated, &l.LiveActivations, &c.renewal,
-		&c.orderNumber, &c.replaces, &c.replacedBy)
+		&c.orderNumber, &c.replaces, &c.replacedBy, &c.features)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, store.NotFound(licentia.CodeLicenceNotFound, "Licence")
@@ -51,6 +52,9 @@ func scanLicence(row interface{ Scan(...any) error }) (*licentia.Licence, error)
 	l.IssuedAt, l.CreatedAt, l.UpdatedAt = store.FromMillis(c.issued), store.FromMillis(c.created), store.FromMillis(c.updated)
 	l.ExpiresAt, l.StatusChangedAt, l.TrialEndsAt = instant(c.expires), instant(c.changed), instant(c.trial)
 	l.SubscriptionEndedAt, l.AnonymisedAt = instant(c.subEnded), instant(c.anonymised)
+	if l.Features, err = store.DecodeGrants(c.features); err != nil {
+		return nil, err
+	}
 	return &l, nil
 }
 
@@ -184,6 +188,10 @@ func (r reader) FindLicences(ctx context.Context, orgID string, f store.LicenceF
 		conds = append(conds, "source = :source")
 		args = append(args, sql.Named("source", string(*f.Source)))
 	}
+	if f.Feature != nil {
+		conds = append(conds, "EXISTS (SELECT 1 FROM licence_features f WHERE f.licence_id = licences.id AND f.code = :feature)")
+		args = append(args, sql.Named("feature", *f.Feature))
+	}
 	conds, args = listConditions(f, conds, args)
 	query := `SELECT ` + licenceColumns + ` FROM ` + from + ` WHERE ` + strings.Join(conds, " AND ") +
 		` ORDER BY issued_at DESC, id DESC LIMIT :limit`
@@ -234,17 +242,21 @@ func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licen
 // counts.
 func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
 	stored, err := scanLicence(t.tx.QueryRowContext(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+licenceColumns,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+licenceColumns,
 		l.ID, l.OrgID, l.ProductID, l.Email, store.Millis(l.IssuedAt), store.MillisPtr(l.ExpiresAt), l.LimitKind, l.LimitCount, l.Major,
 		l.Status, l.StatusReason, store.MillisPtr(l.StatusChangedAt), store.MillisPtr(l.TrialEndsAt), l.Source, l.IntegrationID, l.ExternalRef,
 		l.Provider.OrderID, l.Provider.SubscriptionID, l.Provider.CustomerID, l.Provider.CheckoutID,
 		store.MillisPtr(l.SubscriptionEndedAt), store.MillisPtr(l.AnonymisedAt), store.Millis(l.CreatedAt), store.Millis(l.UpdatedAt),
-		l.LiveActivations, l.RenewalURL, l.Provider.OrderNumber, l.Replaces, l.ReplacedBy, strings.ToLower(l.Email)))
+		l.LiveActivations, l.RenewalURL, l.Provider.OrderNumber, l.Replaces, l.ReplacedBy, store.EncodeGrants(l.Features),
+		strings.ToLower(l.Email)))
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "The licence id or external reference is taken.")
 	}
 	if err != nil {
 		return fmt.Errorf("create licence: %w", err)
+	}
+	if err := t.writeGrants(ctx, stored, nil); err != nil {
+		return err
 	}
 	w, err := t.watermark(ctx)
 	if err != nil {
@@ -268,18 +280,22 @@ func (t *tx) UpdateLicence(ctx context.Context, after *licentia.Licence) error {
 		status_reason = ?, status_changed_at = ?, trial_ends_at = ?, external_ref = ?,
 		provider_order_id = ?, provider_subscription_id = ?, provider_customer_id = ?, provider_checkout_id = ?,
 		subscription_ended_at = ?, anonymised_at = ?, updated_at = ?, limit_kind = ?, limit_count = ?, major = ?,
-		provider_order_number = ?, replaced_by = ?
+		provider_order_number = ?, replaced_by = ?, features = ?
 		WHERE org_id = ? AND id = ? RETURNING `+licenceColumns,
 		after.Email, strings.ToLower(after.Email), store.MillisPtr(after.ExpiresAt), after.Status,
 		after.StatusReason, store.MillisPtr(after.StatusChangedAt), store.MillisPtr(after.TrialEndsAt), after.ExternalRef,
 		after.Provider.OrderID, after.Provider.SubscriptionID, after.Provider.CustomerID, after.Provider.CheckoutID,
 		store.MillisPtr(after.SubscriptionEndedAt), store.MillisPtr(after.AnonymisedAt), store.Millis(after.UpdatedAt),
-		after.LimitKind, after.LimitCount, after.Major, after.Provider.OrderNumber, after.ReplacedBy, after.OrgID, after.ID))
+		after.LimitKind, after.LimitCount, after.Major, after.Provider.OrderNumber, after.ReplacedBy, store.EncodeGrants(after.Features),
+		after.OrgID, after.ID))
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "The external reference is taken.")
 	}
 	if err != nil {
 		return fmt.Errorf("update licence: %w", err)
+	}
+	if err := t.writeGrants(ctx, updated, stored.Features); err != nil {
+		return err
 	}
 	w, err := t.watermark(ctx)
 	if err != nil {

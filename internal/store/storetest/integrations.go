@@ -148,13 +148,15 @@ func testMappings(t *testing.T, s store.Store) {
 	createIntegrations(t, s, integ, other)
 	b, a, upper := newMapping(integ.ID, "prod_b", base), newMapping(integ.ID, "prod_a", base), newMapping(integ.ID, "Prod_z", base)
 	b.KeyValidDays, b.RenewalURL = ptr(int64(365)), ptr("https://shop.example.com/renew")
+	// Features and adds_to are kept, and a replacement takes them away.
+	b.Features, b.AddsTo = []string{"batch", "export-pdf"}, &b.ProductID
 	putMappings(t, s, b, a, upper, newMapping(other.ID, "prod_a", base))
 
 	later := base.Add(time.Hour)
 	replaced := &licentia.Mapping{
 		IntegrationID: integ.ID, ProviderProductID: "prod_b", ProductID: "app-pro", LimitKind: licentia.LimitMachines,
 		LimitCount: 4294967295, OnRefund: licentia.RefundNone, OnSubscriptionEnd: licentia.SubscriptionEndRevoke,
-		CreatedAt: later, UpdatedAt: later,
+		Features: []string{"sso"}, CreatedAt: later, UpdatedAt: later,
 	}
 	putMappings(t, s, replaced)
 	replaced.CreatedAt = base

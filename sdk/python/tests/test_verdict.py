@@ -116,6 +116,66 @@ class Payload(unittest.TestCase):
                 if check:
                     check(verify_verdict(s, PRODUCT))
 
+    def test_features_read_as_go_reads_them(self):
+        def f(code, expires_at=None):
+            return {"code": code, "expires_at": expires_at}
+
+        # want: the features read ([] for none), or "verdict_invalid".
+        cases = [
+            ("as the server writes them",
+             '"features":[{"code":"export-pdf","expires_at":"2026-12-22T00:00:00.000Z"},{"code":"sso","expires_at":null}]',
+             [f("export-pdf", "2026-12-22T00:00:00.000Z"), f("sso")]),
+            ("none", '"features":[]', []),
+            ("null", '"features":null', []),
+            ("an object", '"features":{}', "verdict_invalid"),
+            ("a string", '"features":"sso"', "verdict_invalid"),
+            ("a number element", '"features":[1]', "verdict_invalid"),
+            ("a string element", '"features":["sso"]', "verdict_invalid"),
+            ("an array element", '"features":[[]]', "verdict_invalid"),
+            ("a null element is an empty grant", '"features":[null]', [f("")]),
+            ("a number code", '"features":[{"code":1}]', "verdict_invalid"),
+            ("a boolean expiry", '"features":[{"expires_at":false}]', "verdict_invalid"),
+            ("names in another case, long s, unknown names",
+             '"features":[{"CODE":"a","Expire\u017f_At":"x","extra":[[{}]]}]', [f("a", "x")]),
+            ("the order as written", '"features":[{"code":"b"},{"code":"a"}]', [f("b"), f("a")]),
+            ("null code leaves it empty", '"features":[{"code":"a"},{"code":null}]', [f("a"), f("")]),
+            ("nested unknown values", '"features":[{"x":[[[[]]]],"code":"a"}]', [f("a")]),
+            ("the last of a repeated name in a grant wins",
+             '"features":[{"code":"a","code":"b","expires_at":"x","expires_at":null}]', [f("b")]),
+            ("a repeated features reuses the earlier elements",
+             '"features":[{"code":"a","expires_at":"x"},{"code":"b"}],"features":[{"code":"c"}]', [f("c", "x")]),
+            ("elements past a shorter repeat come back",
+             '"features":[{"code":"a","expires_at":"x"},{"code":"b","expires_at":"y"}],"features":[{"code":"c"}],"features":[{},{}]',
+             [f("c", "x"), f("b", "y")]),
+            ("null starts afresh",
+             '"features":[{"code":"a","expires_at":"x"}],"features":null,"features":[{"code":"c"}]', [f("c")]),
+            ("[] starts afresh", '"features":[{"code":"a","expires_at":"x"}],"features":[],"features":[{}]', [f("")]),
+            ("a null element keeps the earlier one", '"features":[{"code":"a","expires_at":"x"}],"FEATURES":[null]', [f("a", "x")]),
+            ("a later wrong type", '"features":[{"code":"a"}],"features":true', "verdict_invalid"),
+        ]
+        for name, extra, want in cases:
+            with self.subTest(name):
+                s = signed(js(extra))
+                if want == "verdict_invalid":
+                    self.assertEqual(outcome(s), want)
+                    continue
+                got = verify_verdict(s, PRODUCT)
+                self.assertEqual([dict(x.__dict__) for x in got.features], want)
+                self.assertEqual(got.to_json().get("features"), want or None)
+
+    def test_feature_judged_as_go_judges_it(self):
+        v = verify_verdict(signed(js(
+            '"features":[{"code":"export-pdf","expires_at":"2026-12-22T00:00:00.000Z"},'
+            '{"code":"sso","expires_at":null},{"code":"x","expires_at":"soon"}]')), PRODUCT)
+        self.assertTrue(v.feature("sso", at("2030-01-01T00:00:00Z")), "no expiry")
+        self.assertTrue(v.feature("export-pdf", at("2026-12-21T23:59:59.999999Z")), "before its expiry")
+        self.assertFalse(v.feature("export-pdf", at("2026-12-22T00:00:00Z")), "at its expiry")
+        self.assertTrue(v.feature("export-pdf", datetime(2026, 12, 21)), "a naive now is UTC")
+        self.assertFalse(v.feature("x", at("2020-01-01T00:00:00Z")), "an expiry that is not a time")
+        self.assertFalse(v.feature("sso-2", at("2026-01-01T00:00:00Z")), "not granted")
+        self.assertFalse(v.feature("SSO", at("2026-01-01T00:00:00Z")), "codes are exact")
+        self.assertFalse(verify_verdict(signed(js()), PRODUCT).feature("sso"), "a verdict without features")
+
     def test_encoding_read_as_go_reads_it(self):
         good = signed(js())
         _, payload, sig = good.split(".")

@@ -80,3 +80,17 @@ function judge(v: Verdict, now: Date, opts: CheckOptions): Reason | undefined {
   if (opts.requireSeat && v.activation_id === null) return "seat_freed";
   return undefined;
 }
+
+/**
+ * feature reports whether the verdict grants code at now (the system clock
+ * when absent), as the Go SDK's Verdict.Feature: granted, and its
+ * expires_at, if any, after now. It judges only the grant: ask checkVerdict
+ * whether the application may run at all.
+ */
+export function feature(v: Verdict, code: string, now: Date = new Date()): boolean {
+  const f = (v.features ?? []).find((x) => x.code === code);
+  if (f === undefined) return false;
+  if (f.expires_at === null) return true;
+  const exp = parseTime(f.expires_at);
+  return exp !== null && now.getTime() < exp.getTime();
+}

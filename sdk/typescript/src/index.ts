@@ -25,6 +25,6 @@ export {
   type VerifiedKey,
 } from "./verifier.js";
 export { DEFAULT_VERDICT_DOMAIN, VERDICT_FORMAT, verifyVerdict } from "./verdict.js";
-export type { Verdict } from "./payload.js";
-export { checkVerdict, type CheckOptions, type Judgement, type Reason } from "./check.js";
+export type { Verdict, VerdictFeature } from "./payload.js";
+export { checkVerdict, feature, type CheckOptions, type Judgement, type Reason } from "./check.js";
 export { fingerprint } from "./fingerprint.js";

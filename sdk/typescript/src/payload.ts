@@ -13,7 +13,13 @@
 //   - in strings, each byte of invalid UTF-8 and each unpaired surrogate
 //     escape reads as U+FFFD;
 //   - a top-level null reads as an empty payload; any other non-object is
-//     invalid.
+//     invalid;
+//   - features is an array of objects { code, expires_at } or null; each
+//     element is read into the element the same place of an earlier
+//     features array of this payload, when there was one, as Go reuses a
+//     slice's elements: a name an element leaves out keeps the earlier
+//     value, and a null element keeps the earlier element whole. null and
+//     [] start afresh.
 
 /** Verdict is the payload of a verdict (docs/verdict-format.md), with the format's field names. */
 export interface Verdict {
@@ -35,9 +41,20 @@ export interface Verdict {
   valid_until: string;
   /** key_fingerprint names the public key that signed the verdict. */
   key_fingerprint: string;
+  /**
+   * features are the licence's grants in force when the verdict was signed,
+   * ordered by code; absent when there are none, as the Go SDK writes it.
+   */
+  features?: VerdictFeature[];
 }
 
-type Kind = "int" | "string" | "nullable";
+/** VerdictFeature is a feature granted until expires_at, or for as long as the licence when null. */
+export interface VerdictFeature {
+  code: string;
+  expires_at: string | null;
+}
+
+type Kind = "int" | "string" | "nullable" | "features";
 
 const fields: Record<keyof Verdict, Kind> = {
   format: "int",
@@ -54,20 +71,30 @@ const fields: Record<keyof Verdict, Kind> = {
   issued_at: "string",
   valid_until: "string",
   key_fingerprint: "string",
+  features: "features",
 };
 
+// A Value keeps an array's or object's content only as deep as a field can
+// take it (features: an array of objects of strings); deeper ones are
+// checked and dropped as "container".
 type Value =
   | { t: "string"; v: string }
   | { t: "number"; v: string }
   | { t: "bool" }
   | { t: "null" }
+  | { t: "array"; items: Value[] }
+  | { t: "object"; members: Array<[string, Value]> }
   | { t: "container" };
+
+// keptDepth is how many levels of arrays and objects the reader keeps: the
+// payload, features, a feature.
+const keptDepth = 3;
 
 class SyntaxFault extends Error {}
 
 /** decodePayload reads payload bytes, or answers null where Go's json.Unmarshal fails. */
 export function decodePayload(b: Uint8Array): Verdict | null {
-  let top: Value | Array<[string, Value]>;
+  let top: Value;
   try {
     top = new Reader(b).document();
   } catch (e) {
@@ -90,12 +117,17 @@ export function decodePayload(b: Uint8Array): Verdict | null {
     valid_until: "",
     key_fingerprint: "",
   };
-  if (!Array.isArray(top)) return top.t === "null" ? out : null;
+  if (top.t !== "object") return top.t === "null" ? out : null;
   const set = out as unknown as Record<string, unknown>;
-  for (const [name, v] of top) {
+  const features = new Features();
+  for (const [name, v] of top.members) {
     const field = foldName(name);
     const kind = (fields as Record<string, Kind>)[field];
     if (kind === undefined || !Object.hasOwn(fields, field)) continue;
+    if (kind === "features") {
+      if (!features.read(v)) return null;
+      continue;
+    }
     if (v.t === "null") {
       if (kind === "nullable") set[field] = null;
       continue;
@@ -108,7 +140,52 @@ export function decodePayload(b: Uint8Array): Verdict | null {
       set[field] = v.v;
     }
   }
+  const list = features.list();
+  if (list.length > 0) out.features = list;
   return out;
+}
+
+// Features reads features members as Go reads them into a slice field:
+// elements are decoded into the slice's backing array, which a later
+// features array of the same payload reuses (its elements keep what the
+// new ones leave out); null drops the slice and [] makes an empty one.
+class Features {
+  #backing: VerdictFeature[] = [];
+  #len = 0;
+
+  // read takes one features member; false where Go fails.
+  read(v: Value): boolean {
+    if (v.t === "null" || (v.t === "array" && v.items.length === 0)) {
+      this.#backing = [];
+      this.#len = 0;
+      return true;
+    }
+    if (v.t !== "array") return false;
+    while (this.#backing.length < v.items.length) this.#backing.push({ code: "", expires_at: null });
+    this.#len = v.items.length;
+    return v.items.every((item, i) => item.t === "null" || readFeature(item, this.#backing[i] as VerdictFeature));
+  }
+
+  list(): VerdictFeature[] {
+    return this.#backing.slice(0, this.#len).map((f) => ({ ...f }));
+  }
+}
+
+// readFeature reads one element into f; false where Go fails.
+function readFeature(item: Value, f: VerdictFeature): boolean {
+  if (item.t !== "object") return false;
+  for (const [name, m] of item.members) {
+    const field = foldName(name);
+    if (field !== "code" && field !== "expires_at") continue;
+    if (m.t === "null") {
+      if (field === "expires_at") f.expires_at = null;
+      continue;
+    }
+    if (m.t !== "string") return false;
+    if (field === "code") f.code = m.v;
+    else f.expires_at = m.v;
+  }
+  return true;
 }
 
 // foldName lower-cases a name under Unicode's simple case folding, as far
@@ -135,28 +212,23 @@ class Reader {
     this.#b = b;
   }
 
-  // document reads the whole text: a top-level object's members in order,
-  // or the top-level value.
-  document(): Value | Array<[string, Value]> {
+  // document reads the whole text: its top-level value, with the content
+  // of arrays and objects kept keptDepth levels deep.
+  document(): Value {
     this.#ws();
-    let top: Value | Array<[string, Value]>;
-    if (this.#peek() === 0x7b) {
-      top = this.#object();
-    } else {
-      top = this.#value();
-    }
+    const top = this.#value(keptDepth);
     this.#ws();
     if (this.#i !== this.#b.length) throw new SyntaxFault();
     return top;
   }
 
-  #object(): Array<[string, Value]> {
+  #object(keep: number): Value {
     const members: Array<[string, Value]> = [];
     this.#i++; // {
     this.#ws();
     if (this.#peek() === 0x7d) {
       this.#i++;
-      return members;
+      return { t: "object", members };
     }
     for (;;) {
       this.#ws();
@@ -164,19 +236,40 @@ class Reader {
       this.#ws();
       this.#expect(0x3a); // :
       this.#ws();
-      members.push([name, this.#value()]);
+      members.push([name, this.#value(keep)]);
       this.#ws();
       const c = this.#next();
-      if (c === 0x7d) return members;
+      if (c === 0x7d) return { t: "object", members };
       if (c !== 0x2c) throw new SyntaxFault();
     }
   }
 
-  // value reads one value; an object or array is checked without keeping
-  // its content, which no field takes.
-  #value(): Value {
+  #array(keep: number): Value {
+    const items: Value[] = [];
+    this.#i++; // [
+    this.#ws();
+    if (this.#peek() === 0x5d) {
+      this.#i++;
+      return { t: "array", items };
+    }
+    for (;;) {
+      this.#ws();
+      items.push(this.#value(keep));
+      this.#ws();
+      const c = this.#next();
+      if (c === 0x5d) return { t: "array", items };
+      if (c !== 0x2c) throw new SyntaxFault();
+    }
+  }
+
+  // value reads one value; an object or array keeps its content while keep
+  // is above 0, and is only checked past it (no field takes it), so the
+  // recursion is at most keptDepth deep.
+  #value(keep: number): Value {
     const c = this.#peek();
     if (c === 0x22) return { t: "string", v: this.#string() };
+    if (keep > 0 && c === 0x7b) return this.#object(keep - 1);
+    if (keep > 0 && c === 0x5b) return this.#array(keep - 1);
     if (c === 0x7b || c === 0x5b) {
       this.#container();
       return { t: "container" };

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { generateKeyPairSync, sign } from "node:crypto";
 import test from "node:test";
 
-import { checkVerdict, fingerprint, VerificationError, verifyVerdict, type Product, type Verdict } from "licentia-verify";
+import { checkVerdict, feature, fingerprint, VerificationError, verifyVerdict, type Product, type Verdict } from "licentia-verify";
 
 import { decodeStrict, encode } from "../dist/base64.js";
 
@@ -109,6 +109,82 @@ test("payloads are read as Go's encoding/json reads them", () => {
     assert.equal(outcome(s), c.want, c.name);
     if (c.check) c.check(verifyVerdict(s, product));
   }
+});
+
+test("features are read as Go's encoding/json reads them into the SDK's Verdict", () => {
+  const f = (code: string, expires_at: string | null = null) => ({ code, expires_at });
+  // want: the features read, undefined for none, or "verdict_invalid".
+  const cases: { name: string; extra: string; want: object[] | undefined | "verdict_invalid" }[] = [
+    {
+      name: "as the server writes them",
+      extra: `"features":[{"code":"export-pdf","expires_at":"2026-12-22T00:00:00.000Z"},{"code":"sso","expires_at":null}]`,
+      want: [f("export-pdf", "2026-12-22T00:00:00.000Z"), f("sso")],
+    },
+    { name: "none", extra: `"features":[]`, want: undefined },
+    { name: "null", extra: `"features":null`, want: undefined },
+    { name: "an object", extra: `"features":{}`, want: "verdict_invalid" },
+    { name: "a string", extra: `"features":"sso"`, want: "verdict_invalid" },
+    { name: "a number element", extra: `"features":[1]`, want: "verdict_invalid" },
+    { name: "a string element", extra: `"features":["sso"]`, want: "verdict_invalid" },
+    { name: "an array element", extra: `"features":[[]]`, want: "verdict_invalid" },
+    { name: "a null element is an empty grant", extra: `"features":[null]`, want: [f("")] },
+    { name: "a number code", extra: `"features":[{"code":1}]`, want: "verdict_invalid" },
+    { name: "a boolean expiry", extra: `"features":[{"expires_at":false}]`, want: "verdict_invalid" },
+    {
+      name: "names in another case, long s, unknown names",
+      extra: `"features":[{"CODE":"a","Expire\u017f_At":"x","extra":[[{}]]}]`,
+      want: [f("a", "x")],
+    },
+    { name: "the order as written", extra: `"features":[{"code":"b"},{"code":"a"}]`, want: [f("b"), f("a")] },
+    { name: "null code leaves it empty", extra: `"features":[{"code":"a"},{"code":null}]`, want: [f("a"), f("")] },
+    { name: "nested unknown values", extra: `"features":[{"x":[[[[]]]],"code":"a"}]`, want: [f("a")] },
+    {
+      name: "the last of a repeated name in a grant wins",
+      extra: `"features":[{"code":"a","code":"b","expires_at":"x","expires_at":null}]`,
+      want: [f("b")],
+    },
+    {
+      name: "a repeated features reuses the earlier elements",
+      extra: `"features":[{"code":"a","expires_at":"x"},{"code":"b"}],"features":[{"code":"c"}]`,
+      want: [f("c", "x")],
+    },
+    {
+      name: "elements past a shorter repeat come back",
+      extra: `"features":[{"code":"a","expires_at":"x"},{"code":"b","expires_at":"y"}],"features":[{"code":"c"}],"features":[{},{}]`,
+      want: [f("c", "x"), f("b", "y")],
+    },
+    {
+      name: "null starts afresh",
+      extra: `"features":[{"code":"a","expires_at":"x"}],"features":null,"features":[{"code":"c"}]`,
+      want: [f("c")],
+    },
+    { name: "[] starts afresh", extra: `"features":[{"code":"a","expires_at":"x"}],"features":[],"features":[{}]`, want: [f("")] },
+    { name: "a null element keeps the earlier one", extra: `"features":[{"code":"a","expires_at":"x"}],"FEATURES":[null]`, want: [f("a", "x")] },
+    { name: "a later wrong type", extra: `"features":[{"code":"a"}],"features":true`, want: "verdict_invalid" },
+  ];
+  for (const c of cases) {
+    const s = signed(json({}, c.extra));
+    if (c.want === "verdict_invalid") {
+      assert.equal(outcome(s), "verdict_invalid", c.name);
+      continue;
+    }
+    assert.deepEqual(verifyVerdict(s, product).features, c.want, c.name);
+  }
+});
+
+test("feature judges a grant as the Go SDK's Verdict.Feature", () => {
+  const v = verifyVerdict(
+    signed(json({}, `"features":[{"code":"export-pdf","expires_at":"2026-12-22T00:00:00.000Z"},{"code":"sso","expires_at":null},{"code":"x","expires_at":"soon"}]`)),
+    product,
+  );
+  const at = (t: string): Date => new Date(t);
+  assert.equal(feature(v, "sso", at("2030-01-01T00:00:00Z")), true, "no expiry");
+  assert.equal(feature(v, "export-pdf", at("2026-12-21T23:59:59.999Z")), true, "before its expiry");
+  assert.equal(feature(v, "export-pdf", at("2026-12-22T00:00:00Z")), false, "at its expiry");
+  assert.equal(feature(v, "x", at("2020-01-01T00:00:00Z")), false, "an expiry that is not a time");
+  assert.equal(feature(v, "sso-2", at("2026-01-01T00:00:00Z")), false, "not granted");
+  assert.equal(feature(v, "SSO", at("2026-01-01T00:00:00Z")), false, "codes are exact");
+  assert.equal(feature(verifyVerdict(signed(json({})), product), "sso"), false, "a verdict without features");
 });
 
 test("the encoding is read as Go reads it", () => {

@@ -8,7 +8,7 @@ docs/licence-key-format.md and docs/verdict-format.md.
 from .check import EXPIRED, NEWER_MAJOR, REVOKED, SEAT_FREED, Judgement, check_verdict
 from .errors import LicenceKeyInvalid, LicenceWrongProduct, VerdictInvalid, VerdictMismatch, VerificationError
 from .licencekey import DEFAULT_LICENCE_DOMAIN, LICENCE_KEY_FORMAT, LicenceKey, is_key_prefix, parse_licence_key, product_tag
-from .payload import Verdict
+from .payload import Verdict, VerdictFeature
 from .verdict import DEFAULT_VERDICT_DOMAIN, VERDICT_FORMAT, verify_verdict
 from .verifier import Product, VerifiedKey, Verifier, fingerprint, parse_public_key, product_from_json, verify_licence_key
 
@@ -27,6 +27,7 @@ __all__ = [
     "LicenceWrongProduct",
     "Product",
     "Verdict",
+    "VerdictFeature",
     "VerdictInvalid",
     "VerdictMismatch",
     "VerificationError",

@@ -15,14 +15,30 @@ follows:
 - in strings, each byte of invalid UTF-8 and each unpaired surrogate
   escape reads as U+FFFD;
 - a top-level null reads as an empty payload; any other non-object is
-  invalid.
+  invalid;
+- features is an array of objects {code, expires_at} or null; each element
+  is read into the element the same place of an earlier features array of
+  this payload, when there was one, as Go reuses a slice's elements: a
+  name an element leaves out keeps the earlier value, and a null element
+  keeps the earlier element whole. null and [] start afresh.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from typing import Any, Dict, List, Optional, Tuple
+
+from ._time import micros, parse_time
+
+
+@dataclass
+class VerdictFeature:
+    """A feature granted until expires_at, or for as long as the licence when None."""
+
+    code: str = ""
+    expires_at: Optional[str] = None
 
 
 @dataclass
@@ -47,10 +63,34 @@ class Verdict:
     valid_until: str = ""
     #: The fingerprint of the public key that signed the verdict.
     key_fingerprint: str = ""
+    #: The licence's grants in force when the verdict was signed, ordered by
+    #: code; empty when there are none.
+    features: List[VerdictFeature] = field(default_factory=list)
 
     def to_json(self) -> Dict[str, Any]:
-        """The payload as a dict, in the format's field order."""
-        return dict(self.__dict__)
+        """The payload as a dict, in the format's field order; features only
+        when there are some, as the Go SDK writes it."""
+        d = dict(self.__dict__)
+        del d["features"]
+        if self.features:
+            d["features"] = [dict(f.__dict__) for f in self.features]
+        return d
+
+    def feature(self, code: str, now: Optional[datetime] = None) -> bool:
+        """Whether the verdict grants code at now, as the Go SDK's Verdict.Feature.
+
+        Granted, and its expires_at, if any, after now. now defaults to the
+        system clock; a naive datetime is taken as UTC. It judges only the
+        grant: check_verdict says whether the application may run at all.
+        """
+        for f in self.features:
+            if f.code != code:
+                continue
+            if f.expires_at is None:
+                return True
+            exp = parse_time(f.expires_at)
+            return exp is not None and micros(now if now is not None else datetime.now(timezone.utc)) < exp
+        return False
 
 
 _FIELDS = {
@@ -68,15 +108,24 @@ _FIELDS = {
     "issued_at": "string",
     "valid_until": "string",
     "key_fingerprint": "string",
+    "features": "features",
 }
 
 _INT = re.compile(rb"-?(0|[1-9][0-9]*)\Z")
 _WS = b" \t\n\r"
 _ESCAPES = {0x22: '"', 0x5C: "\\", 0x2F: "/", 0x62: "\b", 0x66: "\f", 0x6E: "\n", 0x72: "\r", 0x74: "\t"}
 
-# Values are (kind, text): kind is "string", "number", "bool", "null" or
-# "container"; text is the string, or a number's literal.
+# Values are (kind, content): kind is "string", "number", "bool", "null",
+# "array", "object" or "container"; content is the string, a number's
+# literal, an array's values or an object's (name, value) members. Arrays
+# and objects keep their content only as deep as a field can take it
+# (features: an array of objects of strings); deeper ones are checked and
+# dropped as "container".
 _Value = Tuple[str, Any]
+
+# How many levels of arrays and objects the reader keeps: the payload,
+# features, a feature.
+_KEPT_DEPTH = 3
 
 
 class _Syntax(Exception):
@@ -86,16 +135,21 @@ class _Syntax(Exception):
 def decode_payload(b: bytes) -> Optional[Verdict]:
     """Read payload bytes, or None where Go's json.Unmarshal fails."""
     try:
-        top = _Reader(b).document()
+        kind, top = _Reader(b).document()
     except _Syntax:
         return None
     out = Verdict()
-    if not isinstance(top, list):
-        return out if top[0] == "null" else None
+    if kind != "object":
+        return out if kind == "null" else None
+    features = _Features()
     for name, (kind, text) in top:
         field = _fold(name)
         want = _FIELDS.get(field)
         if want is None:
+            continue
+        if want == "features":
+            if not features.read(kind, text):
+                return None
             continue
         if kind == "null":
             if want == "nullable":
@@ -112,7 +166,53 @@ def decode_payload(b: bytes) -> Optional[Verdict]:
             if kind != "string":
                 return None
             setattr(out, field, text)
+    out.features = features.list()
     return out
+
+
+class _Features:
+    """features members read as Go reads them into a slice field: elements
+    are decoded into the slice's backing array, which a later features
+    array of the same payload reuses (its elements keep what the new ones
+    leave out); null drops the slice and [] makes an empty one."""
+
+    def __init__(self) -> None:
+        self.backing: List[VerdictFeature] = []
+        self.len = 0
+
+    def read(self, kind: str, items: Any) -> bool:
+        """Take one features member; False where Go fails."""
+        if kind == "null" or (kind == "array" and not items):
+            self.backing, self.len = [], 0
+            return True
+        if kind != "array":
+            return False
+        while len(self.backing) < len(items):
+            self.backing.append(VerdictFeature())
+        self.len = len(items)
+        return all(item[0] == "null" or _read_feature(item, f) for item, f in zip(items, self.backing))
+
+    def list(self) -> List[VerdictFeature]:
+        return [replace(f) for f in self.backing[: self.len]]
+
+
+def _read_feature(item: _Value, f: VerdictFeature) -> bool:
+    """Read one element into f; False where Go fails."""
+    kind, members = item
+    if kind != "object":
+        return False
+    for name, (mkind, text) in members:
+        field = _fold(name)
+        if field not in ("code", "expires_at"):
+            continue
+        if mkind == "null":
+            if field == "expires_at":
+                f.expires_at = None
+            continue
+        if mkind != "string":
+            return False
+        setattr(f, field, text)
+    return True
 
 
 def _fold(s: str) -> str:
@@ -126,41 +226,64 @@ class _Reader:
         self.b = b
         self.i = 0
 
-    def document(self) -> Any:
-        """A top-level object's members in order, or the top-level value."""
+    def document(self) -> _Value:
+        """The top-level value, with arrays and objects kept _KEPT_DEPTH levels deep."""
         self.ws()
-        top: Any = self.object() if self.peek() == 0x7B else self.value()
+        top = self.value(_KEPT_DEPTH)
         self.ws()
         if self.i != len(self.b):
             raise _Syntax()
         return top
 
-    def object(self) -> List[Tuple[str, _Value]]:
+    def object(self, keep: int) -> _Value:
         members: List[Tuple[str, _Value]] = []
         self.i += 1
         self.ws()
         if self.peek() == 0x7D:
             self.i += 1
-            return members
+            return ("object", members)
         while True:
             self.ws()
             name = self.string()
             self.ws()
             self.expect(0x3A)
             self.ws()
-            members.append((name, self.value()))
+            members.append((name, self.value(keep)))
             self.ws()
             c = self.next()
             if c == 0x7D:
-                return members
+                return ("object", members)
             if c != 0x2C:
                 raise _Syntax()
 
-    def value(self) -> _Value:
-        """One value; an object or array is checked without keeping its content, which no field takes."""
+    def array(self, keep: int) -> _Value:
+        items: List[_Value] = []
+        self.i += 1
+        self.ws()
+        if self.peek() == 0x5D:
+            self.i += 1
+            return ("array", items)
+        while True:
+            self.ws()
+            items.append(self.value(keep))
+            self.ws()
+            c = self.next()
+            if c == 0x5D:
+                return ("array", items)
+            if c != 0x2C:
+                raise _Syntax()
+
+    def value(self, keep: int) -> _Value:
+        """One value; an object or array keeps its content while keep is above
+        0, and is only checked past it (no field takes it), so the recursion
+        is at most _KEPT_DEPTH deep."""
         c = self.peek()
         if c == 0x22:
             return ("string", self.string())
+        if keep > 0 and c == 0x7B:
+            return self.object(keep - 1)
+        if keep > 0 and c == 0x5B:
+            return self.array(keep - 1)
         if c in (0x7B, 0x5B):
             self.container()
             return ("container", None)
