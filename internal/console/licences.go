@@ -19,6 +19,10 @@ type licencesPage struct {
 	Query    url.Values
 	// Full is set when the find hit its limit: more licences match.
 	Full bool
+	// Catalogues are the products' features, for the issue form, and
+	// Codes every feature code of any product, for the find's filter.
+	Catalogues []catalogue
+	Codes      []featureCode
 }
 
 type foundLicence struct {
@@ -40,7 +44,17 @@ func (s *Server) showLicences(w http.ResponseWriter, r *http.Request, v *visit, 
 		return err
 	}
 	page := licencesPage{Products: ps, Query: r.URL.Query()}
-	if strings.TrimSpace(page.Query.Get("q")) != "" || page.Query.Get("email") != "" || page.Query.Get("external_ref") != "" {
+	if page.Catalogues, page.Codes, err = s.catalogues(ctx, v, ps, p); err != nil {
+		return err
+	}
+	searching := strings.TrimSpace(page.Query.Get("q")) != "" || page.Query.Get("email") != "" || page.Query.Get("external_ref") != ""
+	if !searching && page.Query.Get("feature") != "" {
+		// The find starts from an email, a key, an id or a reference;
+		// a feature only narrows it.
+		return s.render(w, r, http.StatusBadRequest, "licences", &view{Title: "Licences", Section: "licences", Visit: v, Data: page,
+			problem: &problem{Form: "find", Status: http.StatusBadRequest, Message: "Type an email address, a licence key, an id or a reference to find; the feature narrows what is found."}})
+	}
+	if searching {
 		var q admin.FindQuery
 		decodeForm(page.Query, &q)
 		ls, err := s.admin.FindLicences(ctx, v.orgID(), q)
@@ -74,9 +88,11 @@ func productNames(ps []*admin.ProductView) map[string]string {
 func (s *Server) issueLicence(w http.ResponseWriter, r *http.Request, v *visit) error {
 	var in admin.NewLicence
 	decodeForm(r.PostForm, &in)
+	reqs, fields := sentGrants(r.PostForm, strings.TrimSpace(r.PostForm.Get("product_id")))
+	in.Features = reqs
 	lv, err := s.admin.IssueLicence(r.Context(), v.actor(), v.orgID(), in)
 	if p := refusal("issue", r, err); p != nil {
-		return s.showLicences(w, r, v, p)
+		return s.showLicences(w, r, v, grantProblems(p, fields, s.grantNames(r.Context(), v)))
 	}
 	if err != nil {
 		return err
@@ -91,6 +107,10 @@ type licencePage struct {
 	Audit       []licentia.AuditEntry
 	Live        []licentia.Activation
 	Past        []licentia.Activation
+	// Grants are the licence's features; Choices the product's, for the
+	// form that changes them.
+	Grants  []grantRow
+	Choices []grantChoice
 }
 
 // licence shows a licence with its key, its machines and its audit log,
@@ -113,6 +133,16 @@ func (s *Server) showLicence(w http.ResponseWriter, r *http.Request, v *visit, i
 	if pv, err := s.admin.Product(ctx, v.orgID(), lv.Licence.ProductID); err == nil {
 		page.ProductName = pv.Product.Name
 	}
+	fs, err := s.admin.Features(ctx, v.orgID(), lv.Licence.ProductID)
+	if err != nil {
+		return err
+	}
+	page.Grants = grantRows(lv.Licence.Features, fs, s.admin.Now())
+	refused := p
+	if p != nil && p.Form != formFeatures {
+		refused = nil
+	}
+	page.Choices = grantChoices(lv.Licence.ProductID, fs, lv.Licence.Features, refused)
 	for _, a := range lv.Activations {
 		if a.IsLive() {
 			page.Live = append(page.Live, a)
