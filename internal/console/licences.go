@@ -27,6 +27,10 @@ type licencesPage struct {
 	Matched  string
 	// ExportQuery is the query string of the current filter's export.
 	ExportQuery string
+	// Catalogues are the products' features, for the issue form, and
+	// Codes every feature code of any product, for the feature filter.
+	Catalogues []catalogue
+	Codes      []featureCode
 }
 
 type licenceRow struct {
@@ -39,7 +43,7 @@ type licenceRow struct {
 
 // licenceFilters are the filters the page's form sends; search is the
 // search box, by what it matched on the first page.
-var licenceFilters = []string{"product_id", "state", "term", "source"}
+var licenceFilters = []string{"product_id", "state", "term", "source", "feature"}
 
 // licences lists the organization's licences, newest first, a page at a
 // time, with the filters and search the form sends, and offers the issue
@@ -55,6 +59,9 @@ func (s *Server) showLicences(w http.ResponseWriter, r *http.Request, v *visit, 
 		return err
 	}
 	page := licencesPage{Products: ps, Query: r.URL.Query()}
+	if page.Catalogues, page.Codes, err = s.catalogues(ctx, v, ps, p); err != nil {
+		return err
+	}
 	filters, by := searchFilters(page.Query)
 	q := admin.ListQuery{LicenceFilters: filters, Cursor: optional(page.Query, "cursor")}
 	list, err := s.admin.ListLicences(ctx, v.orgID(), q)
@@ -75,7 +82,8 @@ func (s *Server) showLicences(w http.ResponseWriter, r *http.Request, v *visit, 
 	if err != nil {
 		return err
 	}
-	page.Filtered = q.Q != nil || q.OrderID != nil || q.MachineID != nil || q.ProductID != nil || q.State != nil || q.Term != nil || q.Source != nil
+	page.Filtered = q.Q != nil || q.OrderID != nil || q.MachineID != nil || q.ProductID != nil || q.State != nil || q.Term != nil || q.Source != nil ||
+		q.Feature != nil
 	page.Matched = map[string]string{"order": "order id", "machine": "machine id"}[by]
 	keep := withValue(page.Query, "by", by)
 	keep.Del("cursor")
@@ -161,9 +169,11 @@ func withValue(vals url.Values, name, value string) url.Values {
 func (s *Server) issueLicence(w http.ResponseWriter, r *http.Request, v *visit) error {
 	var in admin.NewLicence
 	decodeForm(r.PostForm, &in)
+	reqs, fields := sentGrants(r.PostForm, strings.TrimSpace(r.PostForm.Get("product_id")))
+	in.Features = reqs
 	lv, err := s.admin.IssueLicence(r.Context(), v.actor(), v.orgID(), in)
 	if p := refusal("issue", r, err); p != nil {
-		return s.showLicences(w, r, v, p)
+		return s.showLicences(w, r, v, grantProblems(p, fields, s.grantNames(r.Context(), v)))
 	}
 	if err != nil {
 		return err
@@ -178,6 +188,10 @@ type licencePage struct {
 	Audit       []licentia.AuditEntry
 	Live        []licentia.Activation
 	Past        []licentia.Activation
+	// Grants are the licence's features; Choices the product's, for the
+	// form that changes them.
+	Grants  []grantRow
+	Choices []grantChoice
 }
 
 // licence shows a licence with its key, its machines and its audit log,
@@ -200,6 +214,16 @@ func (s *Server) showLicence(w http.ResponseWriter, r *http.Request, v *visit, i
 	if pv, err := s.admin.Product(ctx, v.orgID(), lv.Licence.ProductID); err == nil {
 		page.ProductName = pv.Product.Name
 	}
+	fs, err := s.admin.Features(ctx, v.orgID(), lv.Licence.ProductID)
+	if err != nil {
+		return err
+	}
+	page.Grants = grantRows(lv.Licence.Features, fs, s.admin.Now())
+	refused := p
+	if p != nil && p.Form != formFeatures {
+		refused = nil
+	}
+	page.Choices = grantChoices(lv.Licence.ProductID, fs, lv.Licence.Features, refused)
 	for _, a := range lv.Activations {
 		if a.IsLive() {
 			page.Live = append(page.Live, a)

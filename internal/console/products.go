@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/licentia"
 )
 
 type productsPage struct {
@@ -39,8 +40,9 @@ func (s *Server) createProduct(w http.ResponseWriter, r *http.Request, v *visit)
 }
 
 type productPage struct {
-	View *admin.ProductView
-	Keys []productKey
+	View     *admin.ProductView
+	Keys     []productKey
+	Features []licentia.Feature
 }
 
 type productKey struct {
@@ -62,6 +64,12 @@ func (s *Server) showProduct(w http.ResponseWriter, r *http.Request, v *visit, p
 		return err
 	}
 	page := productPage{View: pv}
+	if page.Features, err = s.admin.Features(r.Context(), v.orgID(), pv.Product.ID); err != nil {
+		return err
+	}
+	if p != nil {
+		p.Form = featureRowForm(p.Form, page.Features)
+	}
 	for i := len(pv.Product.Keys) - 1; i >= 0; i-- {
 		k := pv.Product.Keys[i]
 		page.Keys = append(page.Keys, productKey{PublicKey: hex.EncodeToString(k.PublicKey), Status: string(k.Status),

@@ -40,6 +40,7 @@ func (s *Server) routes() {
 	s.form("POST /console/licences", scope(licentia.ScopeLicencesWrite), s.issueLicence)
 	s.page("GET /console/licences/{id}", scope(licentia.ScopeLicencesRead), s.licence)
 	s.form("POST /console/licences/{id}/change", scope(licentia.ScopeLicencesWrite), s.changeLicence)
+	s.form("POST /console/licences/{id}/features", scope(licentia.ScopeLicencesWrite), s.changeFeatures)
 	s.form("POST /console/licences/{id}/revoke", scope(licentia.ScopeLicencesWrite), s.statusChange(revoke))
 	s.form("POST /console/licences/{id}/expire", scope(licentia.ScopeLicencesWrite), s.statusChange(expire))
 	s.form("POST /console/licences/{id}/reinstate", scope(licentia.ScopeLicencesWrite), s.statusChange(reinstate))
@@ -54,6 +55,9 @@ func (s *Server) routes() {
 	s.form("POST /console/products/{id}", scope(licentia.ScopeProductsWrite), s.updateProduct)
 	s.form("POST /console/products/{id}/rotate-signing-key", scope(licentia.ScopeProductsWrite), s.rotateSigningKey)
 	s.form("POST /console/products/{id}/retire-public-key", scope(licentia.ScopeProductsWrite), s.retirePublicKey)
+	s.form("POST /console/products/{id}/features", scope(licentia.ScopeProductsWrite), s.addFeature)
+	s.form("POST /console/products/{id}/features/rename", scope(licentia.ScopeProductsWrite), s.renameFeature)
+	s.form("POST /console/products/{id}/features/delete", scope(licentia.ScopeProductsWrite), s.deleteFeature)
 
 	s.page("GET /console/api-keys", apiKeys, s.apiKeys)
 	s.form("POST /console/api-keys", apiKeys, s.createAPIKey)
