@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
 )
 
 // events lists the types of the organization's events, oldest first.
@@ -27,7 +28,7 @@ func (e *env) events(t *testing.T) []licentia.EventType {
 // lastAudit is the organization's newest audit entry.
 func (e *env) lastAudit(t *testing.T) licentia.AuditEntry {
 	t.Helper()
-	es, err := e.store.AuditPage(t.Context(), e.org.ID, nil, 1)
+	es, err := e.store.AuditPage(t.Context(), e.org.ID, store.AuditQuery{}, 1)
 	if err != nil || len(es) != 1 {
 		t.Fatalf("AuditPage() = %v, %v", es, err)
 	}

@@ -45,6 +45,9 @@ var funcs = template.FuncMap{
 		return fmt.Sprint(vs)
 	},
 	"list":       func(vs ...string) []string { return vs },
+	"plural":     plural,
+	"counted":    counted,
+	"short":      shortID,
 	"roles":      func() []licentia.Role { return licentia.Roles[:len(licentia.Roles)-1] },
 	"keyScopes":  keyScopes,
 	"eventTypes": func() []licentia.EventType { return licentia.EventTypes },
