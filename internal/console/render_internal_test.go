@@ -46,7 +46,7 @@ func samplePages() map[string]any {
 	ep := &licentia.WebhookEndpoint{ID: licentia.NewID(), URL: "https://hooks.example.com/x", EventTypes: licentia.EventTypes, Enabled: true, CreatedAt: day}
 	days, _ := activity(3)
 	return map[string]any{
-		"error":    errorPage{Status: 404, Message: "Not found.", Issues: []licentia.Issue{{Path: "/x", Message: "bad"}}},
+		"error":    errorPage{Status: 404, Message: "Not found.", Issues: []fieldIssue{{Field: "x", Label: "X", Message: "bad"}}},
 		"signin":   signInPage{Next: "/console/", Email: "ada@example.com"},
 		"wait":     waitPage{Seconds: 12, Back: "/console/sign-in"},
 		"overview": overviewPage{Plan: "business", Usage: []usageRow{{Name: "products", Used: 1, Limit: 5, Percent: 20}}, Counts: &store.LicenceCounts{All: 3}, Chart: newChart(days)},
