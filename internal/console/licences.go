@@ -25,8 +25,9 @@ type licencesPage struct {
 	// email, key, licence id or external reference).
 	Filtered bool
 	Matched  string
-	// ExportQuery is the query string of the current filter's export.
-	ExportQuery string
+	// Export is the address of the current filter's export, whole: a
+	// query string put into an href by the template would be escaped.
+	Export string
 }
 
 type licenceRow struct {
@@ -79,7 +80,7 @@ func (s *Server) showLicences(w http.ResponseWriter, r *http.Request, v *visit, 
 	page.Matched = map[string]string{"order": "order id", "machine": "machine id"}[by]
 	keep := withValue(page.Query, "by", by)
 	keep.Del("cursor")
-	page.ExportQuery = keep.Encode()
+	page.Export = "/console/licences/export?" + keep.Encode()
 	if list.Next != nil {
 		page.Next = "/console/licences?" + withValue(keep, "cursor", *list.Next).Encode()
 	}

@@ -51,7 +51,7 @@ func samplePages() map[string]any {
 		"wait":     waitPage{Seconds: 12, Back: "/console/sign-in"},
 		"overview": overviewPage{Plan: "business", Usage: []usageRow{{Name: "products", Used: 1, Limit: 5, Percent: 20}}, Counts: &store.LicenceCounts{All: 3}, Chart: newChart(days)},
 		"licences": licencesPage{Products: []*admin.ProductView{prod}, Filtered: true, Rows: []licenceRow{{Licence: lic, State: licentia.StateActive, ProductName: "Desk", Machines: "1 of 3"}},
-			Query: url.Values{"q": {"ada"}}, Next: "/console/licences?cursor=x", Matched: "order id", ExportQuery: "q=ada"},
+			Query: url.Values{"q": {"ada"}}, Next: "/console/licences?cursor=x", Matched: "order id", Export: "/console/licences/export?q=ada&by=order"},
 		"licence": licencePage{View: &admin.LicenceView{Licence: &lic, Key: ptr("DESK-AAAA"), Activations: []licentia.Activation{act, old}},
 			State: licentia.StateActive, ProductName: "Desk", Live: []licentia.Activation{act}, Past: []licentia.Activation{old},
 			Allowed: 2, Used: 1, StatusOps: []string{"revoke", "expire"},

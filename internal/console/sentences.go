@@ -31,7 +31,7 @@ func statusSentence(n *names, d map[string]any) (string, []string) {
 // machineSentence says which machine an activation change was about.
 func machineSentence(verb string) sentence {
 	return func(n *names, d map[string]any) (string, []string) {
-		return fmt.Sprintf("Machine %s %s.", word(d, "machine_id"), verb), []string{"machine_id", "activation_id"}
+		return fmt.Sprintf("Machine %s %s.", shortID(word(d, "machine_id")), verb), []string{"machine_id", "activation_id"}
 	}
 }
 
