@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
 )
 
 // MaxAuditPage is the most audit entries one page of the organization's
@@ -13,11 +14,11 @@ import (
 const MaxAuditPage = 100
 
 // OrganizationAudit lists a page of the organization's audit log, team
-// changes and licence changes alike, newest first, starting after the entry
-// before when given; next is the cursor of the following page, or nil on
+// changes and licence changes alike, newest first, as q filters it and
+// starting after the entry q.Before when given; next is the cursor of the following page, or nil on
 // the last.
-func (s *Service) OrganizationAudit(ctx context.Context, orgID string, before *string) (es []licentia.AuditEntry, next *string, err error) {
-	es, err = s.store.AuditPage(ctx, orgID, before, MaxAuditPage+1)
+func (s *Service) OrganizationAudit(ctx context.Context, orgID string, q store.AuditQuery) (es []licentia.AuditEntry, next *string, err error) {
+	es, err = s.store.AuditPage(ctx, orgID, q, MaxAuditPage+1)
 	if err != nil {
 		return nil, nil, fmt.Errorf("organization audit: %w", err)
 	}

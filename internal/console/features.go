@@ -31,7 +31,7 @@ func (s *Server) addFeature(w http.ResponseWriter, r *http.Request, v *visit) er
 	if has {
 		var is licentia.Issues
 		is.Add("/code", "the product has this feature already: rename it in its row")
-		return s.showProduct(w, r, v, plainIssues(refusal(featureAdd, r, is.Err())))
+		return s.showProduct(w, r, v, refusal(featureAdd, r, is.Err()))
 	}
 	return s.saveFeature(w, r, v, featureAdd, code, "feature-added")
 }
@@ -66,7 +66,7 @@ func (s *Server) saveFeature(w http.ResponseWriter, r *http.Request, v *visit, f
 	productID := r.PathValue("id")
 	_, err := s.admin.SaveFeature(r.Context(), v.actor(), v.orgID(), productID, code, in)
 	if p := refusal(form, r, err); p != nil {
-		return s.showProduct(w, r, v, plainIssues(p))
+		return s.showProduct(w, r, v, p)
 	}
 	if err != nil {
 		return err
@@ -81,7 +81,7 @@ func (s *Server) deleteFeature(w http.ResponseWriter, r *http.Request, v *visit)
 	productID := r.PathValue("id")
 	err := s.admin.DeleteFeature(r.Context(), v.actor(), v.orgID(), productID, code, admin.FeatureDelete{})
 	if p := refusal(featureDelete+code, r, err); p != nil {
-		return s.showProduct(w, r, v, plainIssues(p))
+		return s.showProduct(w, r, v, p)
 	}
 	if err != nil {
 		return err
@@ -107,23 +107,6 @@ func featureRowForm(form string, fs []licentia.Feature) string {
 	}
 	return form
 }
-
-// plainIssues words a feature form's refusal for people: the list above
-// the form names each field as the form labels it, never by its API path.
-func plainIssues(p *problem) *problem {
-	if p == nil {
-		return nil
-	}
-	for i, is := range p.Issues {
-		if label, ok := featureLabels[fieldOf(is.Path)]; ok {
-			p.Issues[i] = licentia.Issue{Message: label + " " + is.Message}
-		}
-	}
-	return p
-}
-
-// featureLabels are the feature forms' fields as their labels read.
-var featureLabels = map[string]string{"code": "The code", "name": "The name"}
 
 // grantChoice is one feature of a product in a form that grants
 // features: ticked or not, and until when.
@@ -227,7 +210,7 @@ func grantProblems(p *problem, fields []string, names map[string]string) *proble
 		if name == "" {
 			_, name, _ = strings.Cut(field, ":")
 		}
-		p.Issues[i] = licentia.Issue{Message: name + " " + is.Message}
+		p.Issues[i] = fieldIssue{Path: is.Path, Field: fieldFeature + ":" + field, Message: name + " " + is.Message}
 	}
 	return p
 }

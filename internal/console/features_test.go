@@ -84,7 +84,7 @@ func TestProductFeatures(t *testing.T) {
 
 		a := c.post(t, add, url.Values{"code": {"Export PDF"}, "name": {""}})
 		wantStatus(t, "add with bad fields", a, http.StatusBadRequest)
-		wantIn(t, "refused add", a.body, "The code must be 1 to 64 of a-z", "The name is required", `value="Export PDF"`)
+		wantIn(t, "refused add", a.body, "Code: must be 1 to 64 of a-z", "Name: is required", `value="Export PDF"`)
 		wantSeeOther(t, "add pro", c.post(t, add, url.Values{"code": {"pro"}, "name": {"Pro tools"}}), page+"?done=feature-added")
 		wantMemberActor(t, e, licentia.AuditProductFeatureSaved, dev.ID)
 		wantSeeOther(t, "add export-pdf", c.post(t, add, url.Values{"code": {"export-pdf"}, "name": {"Export to PDF"}}), page+"?done=feature-added")
@@ -99,7 +99,7 @@ func TestProductFeatures(t *testing.T) {
 		wantSeeOther(t, "rename", c.post(t, rename, url.Values{"code": {"pro"}, "name": {"Pro features"}}), page+"?done=feature-renamed")
 		a = c.post(t, rename, url.Values{"code": {"pro"}, "name": {strings.Repeat("n", 101)}})
 		wantStatus(t, "rename too long", a, http.StatusBadRequest)
-		wantIn(t, "refused rename", a.body, `<span class="field-error" role="alert">must be 1 to 100 characters</span>`)
+		wantIn(t, "refused rename", a.body, `<span class="field-error" role="alert">Name: must be 1 to 100 characters</span>`)
 		a = c.post(t, rename, url.Values{"code": {"gone"}, "name": {"Gone"}})
 		wantStatus(t, "rename a code the product lacks", a, http.StatusNotFound)
 		wantIn(t, "refused rename of a missing feature", a.body, "Feature not found")

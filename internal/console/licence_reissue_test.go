@@ -33,7 +33,7 @@ func TestReissueInConsole(t *testing.T) {
 		}
 		a := c.post(t, "/console/licences/"+id+"/reissue", url.Values{"reason": {""}})
 		wantStatus(t, "reissue without a reason", a, http.StatusBadRequest)
-		if !strings.Contains(a.body, `<span class="field-error">is required</span>`) {
+		if !strings.Contains(a.body, `<span class="field-error">Reason: is required</span>`) {
 			t.Errorf("refused reissue lacks the reason's problem:\n%s", a.body)
 		}
 

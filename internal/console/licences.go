@@ -25,8 +25,9 @@ type licencesPage struct {
 	// email, key, licence id or external reference).
 	Filtered bool
 	Matched  string
-	// ExportQuery is the query string of the current filter's export.
-	ExportQuery string
+	// Export is the address of the current filter's export, whole: a
+	// query string put into an href by the template would be escaped.
+	Export string
 	// Catalogues are the products' features, for the issue form, and
 	// Codes every feature code of any product, for the feature filter.
 	Catalogues []catalogue
@@ -87,7 +88,7 @@ func (s *Server) showLicences(w http.ResponseWriter, r *http.Request, v *visit, 
 	page.Matched = map[string]string{"order": "order id", "machine": "machine id"}[by]
 	keep := withValue(page.Query, "by", by)
 	keep.Del("cursor")
-	page.ExportQuery = keep.Encode()
+	page.Export = "/console/licences/export?" + keep.Encode()
 	if list.Next != nil {
 		page.Next = "/console/licences?" + withValue(keep, "cursor", *list.Next).Encode()
 	}
@@ -185,13 +186,41 @@ type licencePage struct {
 	View        *admin.LicenceView
 	State       licentia.State
 	ProductName string
-	Audit       []licentia.AuditEntry
-	Live        []licentia.Activation
-	Past        []licentia.Activation
+	// Allowed is how many machines the limit lets hold a seat, Used how
+	// many do now.
+	Allowed, Used int64
+	// StatusOps are the status changes the licence's state allows, in the
+	// order the page offers them.
+	StatusOps []string
+	History   []historyRow
+	Live      []licentia.Activation
+	Past      []licentia.Activation
 	// Grants are the licence's features; Choices the product's, for the
 	// form that changes them.
 	Grants  []grantRow
 	Choices []grantChoice
+}
+
+// statusOps are the status changes a licence allows: revoking what is
+// not revoked, expiring what is in force, reinstating what is stored
+// revoked or expired (a licence past its expiry is stored active, and
+// comes back by a later expiry, not by reinstating). An anonymised
+// licence allows none.
+func statusOps(l *licentia.Licence, state licentia.State) []string {
+	if l.AnonymisedAt != nil {
+		return nil
+	}
+	var ops []string
+	if l.Status != licentia.StatusRevoked {
+		ops = append(ops, revoke.form)
+	}
+	if state.IsInForce() {
+		ops = append(ops, expire.form)
+	}
+	if l.Status != licentia.StatusActive {
+		ops = append(ops, reinstate.form)
+	}
+	return ops
 }
 
 // licence shows a licence with its key, its machines and its audit log,
@@ -210,9 +239,11 @@ func (s *Server) showLicence(w http.ResponseWriter, r *http.Request, v *visit, i
 	if err != nil {
 		return err
 	}
-	page := licencePage{View: lv, State: lv.Licence.DerivedState(s.admin.Now()), ProductName: lv.Licence.ProductID}
+	now := s.admin.Now()
+	page := licencePage{View: lv, State: lv.Licence.DerivedState(now), ProductName: lv.Licence.ProductID,
+		Allowed: lv.Licence.LimitCount, Used: lv.Licence.LiveMachines(now)}
 	if pv, err := s.admin.Product(ctx, v.orgID(), lv.Licence.ProductID); err == nil {
-		page.ProductName = pv.Product.Name
+		page.ProductName, page.Allowed = pv.Product.Name, lv.Licence.MachinesAllowed(pv.Product.MachinesPerSeat)
 	}
 	fs, err := s.admin.Features(ctx, v.orgID(), lv.Licence.ProductID)
 	if err != nil {
@@ -224,6 +255,7 @@ func (s *Server) showLicence(w http.ResponseWriter, r *http.Request, v *visit, i
 		refused = nil
 	}
 	page.Choices = grantChoices(lv.Licence.ProductID, fs, lv.Licence.Features, refused)
+	page.StatusOps = statusOps(lv.Licence, page.State)
 	for _, a := range lv.Activations {
 		if a.IsLive() {
 			page.Live = append(page.Live, a)
@@ -232,7 +264,11 @@ func (s *Server) showLicence(w http.ResponseWriter, r *http.Request, v *visit, i
 		}
 	}
 	if v.Member.Role.HasScope(licentia.ScopeAuditRead) {
-		if page.Audit, err = s.admin.LicenceAudit(ctx, v.orgID(), id); err != nil {
+		es, err := s.admin.LicenceAudit(ctx, v.orgID(), id)
+		if err != nil {
+			return err
+		}
+		if page.History, err = s.history(ctx, v.orgID(), es, false); err != nil {
 			return err
 		}
 	}

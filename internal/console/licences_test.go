@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
 )
 
 // events lists the types of the organization's events, oldest first.
@@ -27,7 +28,7 @@ func (e *env) events(t *testing.T) []licentia.EventType {
 // lastAudit is the organization's newest audit entry.
 func (e *env) lastAudit(t *testing.T) licentia.AuditEntry {
 	t.Helper()
-	es, err := e.store.AuditPage(t.Context(), e.org.ID, nil, 1)
+	es, err := e.store.AuditPage(t.Context(), e.org.ID, store.AuditQuery{}, 1)
 	if err != nil || len(es) != 1 {
 		t.Fatalf("AuditPage() = %v, %v", es, err)
 	}
@@ -60,7 +61,10 @@ func TestLicenceLifecycle(t *testing.T) {
 		a := c.post(t, "/console/licences", url.Values{"product_id": {"desk-app"}, "email": {"not an address"},
 			"limit_count": {"0"}, "expires_at": {"tomorrow"}})
 		wantStatus(t, "issue with bad fields", a, http.StatusBadRequest)
-		for _, want := range []string{"Check the fields marked below.", `value="not an address"`, "must be a date", "/limit_count"} {
+		if strings.Contains(a.body, "/limit_count") || strings.Contains(a.body, "/expires_at") {
+			t.Errorf("refused issue shows API paths:\n%s", a.body)
+		}
+		for _, want := range []string{"Check the fields marked below.", `value="not an address"`, "Expires: must be a date", `<span class="field-error">Limit: must be`} {
 			if !strings.Contains(a.body, want) {
 				t.Errorf("refused issue lacks %q:\n%s", want, a.body)
 			}

@@ -74,7 +74,7 @@ func TestAuditLogPages(t *testing.T) {
 	}
 	a := c.get(t, "/console/audit")
 	wantStatus(t, "audit log", a, http.StatusOK)
-	if n := strings.Count(a.body, "<td>licence.issued</td>"); n != admin.MaxAuditPage {
+	if n := strings.Count(a.body, `<td data-label="What">Licence issued<br>`); n != admin.MaxAuditPage {
 		t.Fatalf("first page lists %d licence.issued entries, want %d", n, admin.MaxAuditPage)
 	}
 	m := olderAudit.FindStringSubmatch(a.body)
@@ -83,10 +83,10 @@ func TestAuditLogPages(t *testing.T) {
 	}
 	older := c.get(t, m[1])
 	wantStatus(t, "older entries", older, http.StatusOK)
-	if n := strings.Count(older.body, "<td>licence.issued</td>"); n != 5 {
+	if n := strings.Count(older.body, `<td data-label="What">Licence issued<br>`); n != 5 {
 		t.Errorf("second page lists %d licence.issued entries, want 5", n)
 	}
-	for _, want := range []string{"product.created", "member.password_set", "organization.created"} {
+	for _, want := range []string{">Product created<", ">Member password set<", ">Organization created<"} {
 		if !strings.Contains(older.body, want) {
 			t.Errorf("second page lacks %s", want)
 		}

@@ -19,7 +19,7 @@ func TestProducts(t *testing.T) {
 	c := e.signUp(t, e.org.ID, "dev@acme.example")
 	a := c.post(t, "/console/products", url.Values{"id": {"Bad Id"}, "name": {"Desk"}, "key_prefix": {"d"}, "current_major": {"1"}})
 	wantStatus(t, "create with bad fields", a, http.StatusBadRequest)
-	if !strings.Contains(a.body, `value="Bad Id"`) || !strings.Contains(a.body, "/key_prefix") {
+	if !strings.Contains(a.body, `value="Bad Id"`) || !strings.Contains(a.body, `<span class="field-error">Key prefix: `) || strings.Contains(a.body, "/key_prefix") {
 		t.Errorf("refused create does not show the form again with its problems:\n%s", a.body)
 	}
 	wantSeeOther(t, "create", c.post(t, "/console/products", url.Values{"id": {"desk-app"}, "name": {"Desk"},

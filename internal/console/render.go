@@ -45,6 +45,9 @@ var funcs = template.FuncMap{
 		return fmt.Sprint(vs)
 	},
 	"list":       func(vs ...string) []string { return vs },
+	"plural":     plural,
+	"counted":    counted,
+	"short":      shortID,
 	"roles":      func() []licentia.Role { return licentia.Roles[:len(licentia.Roles)-1] },
 	"keyScopes":  keyScopes,
 	"eventTypes": func() []licentia.EventType { return licentia.EventTypes },
@@ -187,7 +190,7 @@ type problem struct {
 	Form    string
 	Status  int
 	Message string
-	Issues  []licentia.Issue
+	Issues  []fieldIssue
 	Fields  map[string]string
 	Values  url.Values
 }
@@ -207,29 +210,14 @@ func refusal(form string, r *http.Request, err error) *problem {
 	p := &problem{Form: form, Status: status, Message: e.Message, Fields: map[string]string{}, Values: r.PostForm}
 	if issues, ok := e.Details["issues"].([]licentia.Issue); ok {
 		p.Message = "Check the fields marked below."
-		p.Issues = issues
-		for _, is := range issues {
-			f := fieldOf(is.Path)
-			if _, seen := p.Fields[f]; !seen {
-				p.Fields[f] = is.Message
+		p.Issues = fieldIssues(issues)
+		for _, is := range p.Issues {
+			if _, seen := p.Fields[is.Field]; !seen {
+				p.Fields[is.Field] = is.String()
 			}
 		}
 	}
 	return p
-}
-
-// fieldOf is the form field of an issue's path: "/limit_count" and
-// "query.email" name the fields limit_count and email, "/event_types/1"
-// event_types.
-func fieldOf(p string) string {
-	for _, prefix := range []string{"/", "query.", "path."} {
-		if rest, ok := strings.CutPrefix(p, prefix); ok {
-			p = rest
-			break
-		}
-	}
-	f, _, _ := strings.Cut(p, "/")
-	return f
 }
 
 // render writes a page whole, or nothing: a template that fails leaves the
@@ -260,7 +248,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, page
 type errorPage struct {
 	Status  int
 	Message string
-	Issues  []licentia.Issue
+	Issues  []fieldIssue
 }
 
 // fail answers an error with the error page: a contract error with its
@@ -268,10 +256,11 @@ type errorPage struct {
 // logged with the request id and never shown.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, vis *visit, err error) {
 	status, msg := http.StatusInternalServerError, "Something went wrong on our side. Try again in a moment."
-	var issues []licentia.Issue
+	var issues []fieldIssue
 	if e, ok := errors.AsType[*licentia.Error](err); ok && e.Code != licentia.CodeInternal {
 		status, msg = web.Status(e.Code), e.Message
-		issues, _ = e.Details["issues"].([]licentia.Issue)
+		is, _ := e.Details["issues"].([]licentia.Issue)
+		issues = fieldIssues(is)
 	}
 	if status >= 500 {
 		s.log.LogAttrs(r.Context(), slog.LevelError, "console request failed",

@@ -46,7 +46,7 @@ func samplePages() map[string]any {
 	ep := &licentia.WebhookEndpoint{ID: licentia.NewID(), URL: "https://hooks.example.com/x", EventTypes: licentia.EventTypes, Enabled: true, CreatedAt: day}
 	days, _ := activity(3)
 	return map[string]any{
-		"error":    errorPage{Status: 404, Message: "Not found.", Issues: []licentia.Issue{{Path: "/x", Message: "bad"}}},
+		"error":    errorPage{Status: 404, Message: "Not found.", Issues: []fieldIssue{{Field: "x", Label: "X", Message: "bad"}}},
 		"signin":   signInPage{Next: "/console/", Email: "ada@example.com"},
 		"wait":     waitPage{Seconds: 12, Back: "/console/sign-in"},
 		"overview": overviewPage{Plan: "business", Usage: []usageRow{{Name: "products", Used: 1, Limit: 5, Percent: 20}}, Counts: &store.LicenceCounts{All: 3}, Chart: newChart(days), Held: 2},
@@ -54,10 +54,11 @@ func samplePages() map[string]any {
 			Email: ptr("no address"), Reason: licentia.HeldEmailInvalid, Items: []licentia.HeldItem{{ProviderProductID: "prod_1", Quantity: 1}},
 			CreatedAt: day}, Why: heldReasons[licentia.HeldEmailInvalid], Form: "release-1"}}},
 		"licences": licencesPage{Products: []*admin.ProductView{prod}, Filtered: true, Rows: []licenceRow{{Licence: lic, State: licentia.StateActive, ProductName: "Desk", Machines: "1 of 3"}},
-			Query: url.Values{"q": {"ada"}}, Next: "/console/licences?cursor=x", Matched: "order id", ExportQuery: "q=ada"},
+			Query: url.Values{"q": {"ada"}}, Next: "/console/licences?cursor=x", Matched: "order id", Export: "/console/licences/export?q=ada&by=order"},
 		"licence": licencePage{View: &admin.LicenceView{Licence: &lic, Key: ptr("DESK-AAAA"), Activations: []licentia.Activation{act, old}},
 			State: licentia.StateActive, ProductName: "Desk", Live: []licentia.Activation{act}, Past: []licentia.Activation{old},
-			Audit: []licentia.AuditEntry{{Action: "licence.issued", Actor: licentia.MemberActor("m"), At: day, Data: []byte(`{"a":1}`)}}},
+			Allowed: 2, Used: 1, StatusOps: []string{"revoke", "expire"},
+			History: []historyRow{{At: day, Action: "licence.issued", What: "Licence issued", Who: "owner@example.com", Sentence: "Issued.", Lines: []detailLine{{"a", "1"}}}}},
 		"products": productsPage{Products: []*admin.ProductView{prod}},
 		"product":  productPage{View: prod, Keys: []productKey{{PublicKey: "ab", Status: "previous", Created: "x"}}},
 		"apikeys": apiKeysPage{Keys: []apiKeyRow{{Key: licentia.APIKey{ID: licentia.NewID(), Name: "ci", Prefix: "lic_x", Scopes: []licentia.Scope{licentia.ScopeLicencesRead}, CreatedAt: day}, Live: true}},
@@ -68,7 +69,9 @@ func samplePages() map[string]any {
 		"webhooks": webhooksPage{Endpoints: []licentia.WebhookEndpoint{*ep}, Created: &createdEndpoint{Endpoint: ep, Secret: "whsec_x"}},
 		"webhook": webhookPage{Endpoint: ep, Deliveries: []licentia.Delivery{{ID: licentia.NewID(), EventType: licentia.EventLicenceIssued, Status: licentia.DeliveryFailed, CreatedAt: day, LastStatusCode: ptr(500), FailureReason: ptr("http_status")}},
 			Next: ptr("d"), Secret: "whsec_y"},
-		"audit": auditPage{Entries: []licentia.AuditEntry{{Action: "member.added", Actor: licentia.OperatorActor, At: day, LicenceID: ptr("l"), Data: []byte(`{}`)}}, Next: ptr("e")},
+		"audit": auditPage{Rows: []historyRow{{At: day, Action: "member.added", What: "Member added", Who: "operator", LicenceID: ptr("l"), Lines: []detailLine{{"role", "owner"}}}},
+			Next: "/console/audit?before=e", Query: url.Values{"action": {"member.added"}}, Actions: []actionChoice{{"member.added", "Member added"}},
+			Actors: []actorChoice{{"member:x", "a@example.com"}}},
 		"team": teamPage{Places: 3, Used: 2, Members: []teamMember{{Member: licentia.Member{ID: licentia.NewID(), Email: "a@example.com", Role: licentia.RoleOwner, CreatedAt: day}, Self: true},
 			{Member: licentia.Member{ID: licentia.NewID(), Email: "b@example.com", Role: licentia.RoleSupport, CreatedAt: day}, Changeable: true}},
 			Invitations: []licentia.Invitation{{ID: licentia.NewID(), Email: "c@example.com", Role: licentia.RoleViewer, CreatedAt: day, ExpiresAt: day}}},

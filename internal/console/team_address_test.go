@@ -12,7 +12,7 @@ import (
 // form's email field with the API's message, and nothing is written or
 // mailed: not a page saying to try again later.
 func TestInviteUnmailableAddress(t *testing.T) {
-	const unmailable = `<span class="field-error">must be an address mail can be sent to</span>`
+	const unmailable = `<span class="field-error">Email: must be an address mail can be sent to</span>`
 	onEngines(t, func(t *testing.T, o envOptions) {
 		e := newEnv(t, o)
 		owner := e.owner(t)

@@ -13,7 +13,7 @@ import (
 // (issue, change, API key), is refused next to its field with the API's
 // message and writes nothing; the last day of 9999 is taken.
 func TestFormTimeRange(t *testing.T) {
-	const outOfRange = `<span class="field-error">must be from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z</span>`
+	const outOfRange = `<span class="field-error">Expires: must be from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z</span>`
 	onEngines(t, func(t *testing.T, o envOptions) {
 		e := newEnv(t, o)
 		e.product(t, e.org.ID, "desk-app", "DESK")

@@ -131,3 +131,18 @@ const (
 	// organization.
 	AuditBrandingUpdated = "organization.branding_updated"
 )
+
+// AuditActions lists every audit action, for the log's filter.
+var AuditActions = []string{
+	AuditOrganizationCreated, AuditMemberAdded, AuditMemberRoleChanged, AuditMemberRemoved,
+	AuditMemberLoginLinkCreated, AuditMemberPasswordSet, AuditInvitationCreated, AuditInvitationRevoked,
+	AuditGrantCreated, AuditGrantRevoked, AuditAPIKeyCreated, AuditAPIKeyRevoked,
+	AuditProductCreated, AuditProductUpdated, AuditProductSigningKeyRotated, AuditProductPublicKeyRetired,
+	AuditLicenceIssued, AuditLicenceRevoked, AuditLicenceExpired, AuditLicenceReinstated, AuditLicenceAnonymised,
+	AuditLicenceTrialConverted, AuditLicenceUpdated, AuditLicenceReissued, AuditLicenceKeyMailed,
+	AuditActivationCreated, AuditActivationDeactivated, AuditActivationRenamed,
+	AuditWebhookEndpointCreated, AuditWebhookEndpointUpdated, AuditWebhookEndpointDeleted,
+	AuditWebhookEndpointSecretRotated, AuditWebhookDeliveryRetried,
+	AuditIntegrationConnected, AuditIntegrationDisconnected, AuditIntegrationWebhookSecretSet,
+	AuditMappingSaved, AuditMappingDeleted, AuditBrandingUpdated,
+}

@@ -111,10 +111,11 @@ type Reader interface {
 	PlanLicenceCount(ctx context.Context, orgID string, now time.Time) (int64, error)
 	// LicenceAudit lists a licence's audit entries, oldest first.
 	LicenceAudit(ctx context.Context, orgID, licenceID string) ([]licentia.AuditEntry, error)
-	// AuditPage lists an organization's audit entries newest first, at
-	// most limit, starting after the entry whose id is before when given;
-	// an id that is not one of the organization's entries lists none.
-	AuditPage(ctx context.Context, orgID string, before *string, limit int) ([]licentia.AuditEntry, error)
+	// AuditPage lists an organization's audit entries matching q newest
+	// first, at most limit, starting after the entry whose id is q.Before
+	// when given; an id that is not one of the organization's entries
+	// lists none.
+	AuditPage(ctx context.Context, orgID string, q AuditQuery, limit int) ([]licentia.AuditEntry, error)
 	// AuditByDay counts an organization's audit entries of actions made at
 	// or after since, per UTC day and action, oldest day first, then by
 	// action. It reads the entries written since the last one made before
@@ -203,6 +204,17 @@ type Reader interface {
 	// Orphans lists, for each kind, at most limit rows whose parent row is
 	// missing, by id.
 	Orphans(ctx context.Context, limit int) ([]Orphan, error)
+}
+
+// AuditQuery is a page of the audit log: where it starts and what it
+// keeps. Every field is optional; an actor type without an id keeps every
+// actor of that type. From is inclusive, To exclusive.
+type AuditQuery struct {
+	Before    *string
+	Action    *string
+	ActorType *licentia.ActorType
+	ActorID   *string
+	From, To  *time.Time
 }
 
 // AuditDay is the number of an organization's audit entries of one action

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -78,15 +80,33 @@ func (t *tx) RewriteLicenceAudit(ctx context.Context, orgID, licenceID string, f
 	return nil
 }
 
-func (r reader) AuditPage(ctx context.Context, orgID string, before *string, limit int) ([]licentia.AuditEntry, error) {
-	if !isID(orgID) || before != nil && !isID(*before) {
+func (r reader) AuditPage(ctx context.Context, orgID string, aq store.AuditQuery, limit int) ([]licentia.AuditEntry, error) {
+	if !isID(orgID) || aq.Before != nil && !isID(*aq.Before) {
 		return nil, nil
 	}
 	q := `SELECT id, org_id, licence_id, action, actor_type, actor_id, at, data FROM audit_log WHERE org_id = $1`
 	args := []any{orgID, limit}
-	if before != nil {
-		q += ` AND seq < (SELECT seq FROM audit_log WHERE org_id = $1 AND id = $3)`
-		args = append(args, *before)
+	add := func(cond string, v any) {
+		args = append(args, v)
+		q += ` AND ` + strings.ReplaceAll(cond, "$?", "$"+strconv.Itoa(len(args)))
+	}
+	if aq.Before != nil {
+		add(`seq < (SELECT seq FROM audit_log WHERE org_id = $1 AND id = $?)`, *aq.Before)
+	}
+	if aq.Action != nil {
+		add(`action = $?`, *aq.Action)
+	}
+	if aq.ActorType != nil {
+		add(`actor_type = $?`, string(*aq.ActorType))
+	}
+	if aq.ActorID != nil {
+		add(`actor_id = $?`, *aq.ActorID)
+	}
+	if aq.From != nil {
+		add(`at >= $?`, ms(*aq.From))
+	}
+	if aq.To != nil {
+		add(`at < $?`, ms(*aq.To))
 	}
 	rows, err := r.q.Query(ctx, q+` ORDER BY seq DESC LIMIT $2`, args...)
 	if err != nil {

@@ -52,12 +52,32 @@ func (r reader) audit(ctx context.Context, where string, args ...any) ([]licenti
 	return out, rows.Err()
 }
 
-func (r reader) AuditPage(ctx context.Context, orgID string, before *string, limit int) ([]licentia.AuditEntry, error) {
+func (r reader) AuditPage(ctx context.Context, orgID string, aq store.AuditQuery, limit int) ([]licentia.AuditEntry, error) {
 	q := `SELECT id, org_id, licence_id, action, actor_type, actor_id, at, data FROM audit_log WHERE org_id = ?`
 	args := []any{orgID}
-	if before != nil {
+	if aq.Before != nil {
 		q += ` AND seq < (SELECT seq FROM audit_log WHERE org_id = ? AND id = ?)`
-		args = append(args, orgID, *before)
+		args = append(args, orgID, *aq.Before)
+	}
+	if aq.Action != nil {
+		q += ` AND action = ?`
+		args = append(args, *aq.Action)
+	}
+	if aq.ActorType != nil {
+		q += ` AND actor_type = ?`
+		args = append(args, string(*aq.ActorType))
+	}
+	if aq.ActorID != nil {
+		q += ` AND actor_id = ?`
+		args = append(args, *aq.ActorID)
+	}
+	if aq.From != nil {
+		q += ` AND at >= ?`
+		args = append(args, store.Millis(*aq.From))
+	}
+	if aq.To != nil {
+		q += ` AND at < ?`
+		args = append(args, store.Millis(*aq.To))
 	}
 	rows, err := r.q.QueryContext(ctx, q+` ORDER BY seq DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {

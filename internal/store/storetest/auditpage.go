@@ -50,12 +50,70 @@ func testAuditPage(t *testing.T, s store.Store) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			eachReader(t, s, func(t *testing.T, r store.Reader) {
-				got, err := r.AuditPage(t.Context(), o.ID, tt.before, tt.limit)
+				got, err := r.AuditPage(t.Context(), o.ID, store.AuditQuery{Before: tt.before}, tt.limit)
 				if err != nil {
 					t.Errorf("AuditPage() error = %v", err)
 					return
 				}
 				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("AuditPage() mismatch (-want +got):\n%s", diff)
+				}
+			})
+		})
+	}
+}
+
+// testAuditPageFilters keeps the entries of one action, one actor, one
+// kind of actor or a span of time, each with paging, never another
+// organization's.
+func testAuditPageFilters(t *testing.T, s store.Store) {
+	o := createOrganization(t, s, "acme")
+	other := createOrganization(t, s, "other")
+	member, key := licentia.NewID(), licentia.NewID()
+	entry := func(orgID, action string, actor licentia.Actor, at time.Time) *licentia.AuditEntry {
+		e := newAuditEntry(orgID, `{}`)
+		e.Action, e.Actor, e.At = action, actor, at
+		appendAudit(t, s, e)
+		return e
+	}
+	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	issued := entry(o.ID, licentia.AuditLicenceIssued, licentia.MemberActor(member), day.Add(-time.Millisecond))
+	revoked := entry(o.ID, licentia.AuditLicenceRevoked, licentia.APIKeyActor(key), day)
+	freed := entry(o.ID, licentia.AuditActivationDeactivated, licentia.Actor{Type: licentia.ActorSystem}, day.Add(24*time.Hour-time.Millisecond))
+	issuedLater := entry(o.ID, licentia.AuditLicenceIssued, licentia.MemberActor(member), day.Add(24*time.Hour))
+	entry(other.ID, licentia.AuditLicenceIssued, licentia.MemberActor(member), day)
+	action, memberType, system := licentia.AuditLicenceIssued, licentia.ActorMember, licentia.ActorSystem
+	apiKeyType := licentia.ActorAPIKey
+	from, to := day, day.Add(24*time.Hour)
+	for _, tt := range []struct {
+		name  string
+		q     store.AuditQuery
+		limit int
+		want  []*licentia.AuditEntry
+	}{
+		{"action", store.AuditQuery{Action: &action}, 10, []*licentia.AuditEntry{issuedLater, issued}},
+		{"action, next page", store.AuditQuery{Action: &action, Before: &issuedLater.ID}, 10, []*licentia.AuditEntry{issued}},
+		{"member", store.AuditQuery{ActorType: &memberType, ActorID: &member}, 1, []*licentia.AuditEntry{issuedLater}},
+		{"API key", store.AuditQuery{ActorType: &apiKeyType, ActorID: &key}, 10, []*licentia.AuditEntry{revoked}},
+		{"another member", store.AuditQuery{ActorType: &memberType, ActorID: ptr(licentia.NewID())}, 10, nil},
+		{"kind of actor", store.AuditQuery{ActorType: &system}, 10, []*licentia.AuditEntry{freed}},
+		{"one day", store.AuditQuery{From: &from, To: &to}, 10, []*licentia.AuditEntry{freed, revoked}},
+		{"from", store.AuditQuery{From: &to}, 10, []*licentia.AuditEntry{issuedLater}},
+		{"to", store.AuditQuery{To: &from}, 10, []*licentia.AuditEntry{issued}},
+		{"all together", store.AuditQuery{Action: &action, ActorType: &memberType, ActorID: &member, From: &from}, 10, []*licentia.AuditEntry{issuedLater}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var want []licentia.AuditEntry
+			for _, e := range tt.want {
+				want = append(want, *e)
+			}
+			eachReader(t, s, func(t *testing.T, r store.Reader) {
+				got, err := r.AuditPage(t.Context(), o.ID, tt.q, tt.limit)
+				if err != nil {
+					t.Errorf("AuditPage() error = %v", err)
+					return
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("AuditPage() mismatch (-want +got):\n%s", diff)
 				}
 			})

@@ -86,6 +86,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Events", testEvents},
 		{"LicenceAudit", testLicenceAudit},
 		{"AuditPage", testAuditPage},
+		{"AuditPageFilters", testAuditPageFilters},
 		{"AuditByDay", testAuditByDay},
 		{"WebhookEndpoints", testWebhookEndpoints},
 		{"WebhookSecrets", testWebhookSecrets},
