@@ -110,7 +110,11 @@ type view struct {
 	Notice    string
 	Data      any
 	RequestID string
-	problem   *problem
+	// Base is the service's public address, and BaseDefaulted whether it
+	// is only the listen address, for the pages that show it.
+	Base          string
+	BaseDefaulted bool
+	problem       *problem
 }
 
 // Can reports whether the member's role holds scope, so a page shows only
@@ -233,6 +237,7 @@ func fieldOf(p string) string {
 // answer to the error page.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, page string, v *view) error {
 	v.RequestID = requestID(r.Context())
+	v.Base, v.BaseDefaulted = s.base, s.baseDefaulted
 	if v.problem != nil {
 		status = v.problem.Status
 	}
