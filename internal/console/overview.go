@@ -12,6 +12,8 @@ import (
 const chartDays = 30
 
 type overviewPage struct {
+	// Steps are the first steps, shown until every one is done.
+	Steps  []firstStep
 	Plan   string
 	Usage  []usageRow
 	Counts *store.LicenceCounts
@@ -45,7 +47,17 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, v *visit) erro
 	if err != nil {
 		return err
 	}
+	steps, err := s.firstSteps(ctx, v.orgID(), usage, counts)
+	if err != nil {
+		return err
+	}
 	p := overviewPage{Plan: string(org.Organization.Plan), Counts: counts, Chart: newChart(days)}
+	for _, st := range steps {
+		if !st.Done {
+			p.Steps = steps
+			break
+		}
+	}
 	for _, u := range usage {
 		row := usageRow{Name: usageNames[u.Resource], Used: u.Used, Limit: u.Limit}
 		if u.Limit > 0 {

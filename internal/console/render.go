@@ -45,6 +45,8 @@ var funcs = template.FuncMap{
 		return fmt.Sprint(vs)
 	},
 	"list":       func(vs ...string) []string { return vs },
+	"add":        func(a, b int) int { return a + b },
+	"sub":        func(a, b int) int { return a - b },
 	"roles":      func() []licentia.Role { return licentia.Roles[:len(licentia.Roles)-1] },
 	"keyScopes":  keyScopes,
 	"eventTypes": func() []licentia.EventType { return licentia.EventTypes },
