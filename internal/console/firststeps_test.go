@@ -95,7 +95,7 @@ func TestOverviewChartScale(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"0", "2", "4", "6", "8"} {
-		if !regexp.MustCompile(`<text class="scale"[^>]*>`+n+`</text>`).MatchString(a.body) {
+		if !regexp.MustCompile(`<text class="scale"[^>]*>` + n + `</text>`).MatchString(a.body) {
 			t.Errorf("the scale lacks %s", n)
 		}
 	}
