@@ -21,6 +21,7 @@ import (
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/console"
+	"github.com/licentia/licentia/internal/courier"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/logtest"
 	"github.com/licentia/licentia/internal/mail"
@@ -66,6 +67,9 @@ type env struct {
 	shop      *providertest.Stripe
 	// metrics is what the console counts.
 	metrics *metrics.Metrics
+	// courier sends the queued mails to the outbox in outbox.
+	courier *courier.Worker
+	outbox  string
 	// org is an organization on the business plan whose owner is
 	// owner@acme.example.
 	org *licentia.Organization
@@ -151,7 +155,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 		act:       activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: 24 * time.Hour, Logger: log}),
 		purchases: purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat}),
 		metrics:   metrics.New(metrics.Options{Logger: log}),
+		outbox:    filepath.Join(t.TempDir(), "mails"),
 	}
+	e.courier = courier.New(courier.Options{Store: st, Clock: clk, Keys: keys, Sender: mail.NewOutbox(e.outbox, "Licentia <console@service.example>"),
+		PublicURL: baseURL, Logger: log})
 	c, err := console.New(console.Options{Store: st, Admin: svc, Purchases: e.purchases, Activation: e.act, Clock: clk, Limiter: e.limiter,
 		Logger: log, BaseURL: o.consoleBase, BaseURLDefaulted: o.baseDefaulted, TrustedProxies: o.proxies, DatabaseTimeout: o.timeout, Metrics: e.metrics})
 	if err != nil {

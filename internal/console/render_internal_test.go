@@ -48,6 +48,7 @@ func samplePages() map[string]any {
 	return map[string]any{
 		"error":    errorPage{Status: 404, Message: "Not found.", Issues: []licentia.Issue{{Path: "/x", Message: "bad"}}},
 		"signin":   signInPage{Next: "/console/", Email: "ada@example.com"},
+		"forgot":   forgotPage{Email: "ada@example.com", Sent: true},
 		"wait":     waitPage{Seconds: 12, Back: "/console/sign-in"},
 		"overview": overviewPage{Plan: "business", Usage: []usageRow{{Name: "products", Used: 1, Limit: 5, Percent: 20}}, Counts: &store.LicenceCounts{All: 3}, Chart: newChart(days)},
 		"licences": licencesPage{Products: []*admin.ProductView{prod}, Filtered: true, Rows: []licenceRow{{Licence: lic, State: licentia.StateActive, ProductName: "Desk", Machines: "1 of 3"}},
