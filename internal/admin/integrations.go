@@ -67,7 +67,7 @@ func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
 // master key, which seals every credential, is unavailable.
 func (s *Service) integrationsReady() error {
 	if _, err := s.keys.Master(); err != nil {
-		return licentia.Errorf(licentia.CodeIntegrationsNotConfigured, "Payment integrations are not configured on this service.")
+		return licentia.Errorf(licentia.CodeIntegrationsNotConfigured, "Payment integrations are not configured on this service: its master key (LICENTIA_MASTER_KEY_FILE) is unavailable.")
 	}
 	return nil
 }

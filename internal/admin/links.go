@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/licentia/licentia/internal/auth"
+	"github.com/licentia/licentia/internal/courier"
 	"github.com/licentia/licentia/internal/events"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
@@ -26,7 +27,7 @@ func LinkPath(kind, token string) string {
 	if kind == LinkInvitation {
 		return "/console/join/" + token
 	}
-	return "/console/setup/" + token
+	return courier.SetupPath(token)
 }
 
 // LoginLink is a new setup link, shown once.

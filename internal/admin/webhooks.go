@@ -111,8 +111,11 @@ func (s *Service) baseHost() string { return webhooks.HostOf(s.baseURL) }
 // webhooksReady answers 503 webhooks_not_configured while LICENTIA_BASE_URL
 // is unset or the master key is unavailable.
 func (s *Service) webhooksReady() error {
-	if _, err := s.keys.Master(); err != nil || s.baseURL == "" {
-		return licentia.Errorf(licentia.CodeWebhooksNotConfigured, "Webhooks are not configured on this service.")
+	if s.baseURL == "" {
+		return licentia.Errorf(licentia.CodeWebhooksNotConfigured, "Webhooks are not configured on this service: set LICENTIA_BASE_URL to its public address.")
+	}
+	if _, err := s.keys.Master(); err != nil {
+		return licentia.Errorf(licentia.CodeWebhooksNotConfigured, "Webhooks are not configured on this service: its master key (LICENTIA_MASTER_KEY_FILE) is unavailable.")
 	}
 	return nil
 }

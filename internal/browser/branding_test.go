@@ -49,12 +49,6 @@ func walkBranding(t *testing.T, b context.Context, s *servetest.Service, save bo
 		t.Fatal(err)
 	}
 	open(t, owner, s.Base+"/console/branding")
-	wide, err := chromedp.Run(owner, chromedp.Evaluate[int]("document.documentElement.scrollWidth"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if wide > 390 {
-		t.Errorf("the branding page is %d pixels wide on a 390-pixel screen", wide)
-	}
+	fits(t, owner, "the branding page", 390)
 	shot(t, owner, save, "branding-phone")
 }

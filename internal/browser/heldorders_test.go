@@ -77,13 +77,7 @@ func walkHeldOrders(t *testing.T, b context.Context, dbURL string, save bool) {
 		t.Fatal(err)
 	}
 	open(t, owner, s.Base+"/console/orders/held")
-	wide, err := chromedp.Run(owner, chromedp.Evaluate[int]("document.documentElement.scrollWidth"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if wide > 390 {
-		t.Errorf("the held orders page is %d pixels wide on a 390-pixel screen", wide)
-	}
+	fits(t, owner, "the held orders page", 390)
 	shot(t, owner, save, "held-orders-phone")
 
 	first := `section.held:first-of-type form[action$="/release"]`

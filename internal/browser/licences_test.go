@@ -110,10 +110,7 @@ func walkLicences(t *testing.T, b context.Context, s *servetest.Service, save bo
 	if got := text(t, owner, `tbody tr:nth-child(3) td[data-label="Machines"]`); got != "1 of 3" {
 		t.Errorf("ada's machines = %q, want 1 of 3", got)
 	}
-	// The issue form below the list is a two-column grid until the
-	// stylesheet's phone rules make every form one column: until then the
-	// list is held to the laptop's width only.
-	atEveryWidth(t, owner, save, "licences-list", s.Base+"/console/licences", 390)
+	atEveryWidth(t, owner, save, "licences-list", s.Base+"/console/licences")
 	search(t, owner, s.Base, map[string]string{"product_id": "cad-app"})
 	if got := rowsShown(t, owner); strings.Join(got, " ") != "cy@example.com" {
 		t.Errorf("filtered by product = %v, want cy's", got)

@@ -101,13 +101,7 @@ func walkPortal(t *testing.T, b context.Context, s *servetest.Service, save bool
 		if strings.HasPrefix(url, s.Base+"/portal/acme/") && !strings.Contains(url, "sign-in") {
 			open(t, buyer, url) // the page again, laid out for the phone
 		}
-		wide, err := chromedp.Run(buyer, chromedp.Evaluate[int]("document.documentElement.scrollWidth"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if wide != 390 {
-			t.Errorf("%s is %d pixels wide on a 390-pixel screen", name, wide)
-		}
+		fits(t, buyer, name, 390)
 		shot(t, buyer, save, "portal-"+name+"-phone")
 		if _, err := chromedp.Run(buyer, chromedp.EmulateViewport(1280, 900)); err != nil {
 			t.Fatal(err)

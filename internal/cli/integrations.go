@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/licentia/licentia/internal/admin"
+	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/providers"
 )
@@ -57,6 +59,7 @@ func integrationCommand(ctx context.Context, args []string, env Env) error {
 				return err
 			}
 			printJSON(env.Stdout, integrationJSON(v))
+			op.noteWebhookURL(env, v)
 			return nil
 		})
 	case "list":
@@ -112,6 +115,19 @@ func integrationCommand(ctx context.Context, args []string, env Env) error {
 		})
 	}
 	return usageError("integration: unknown subcommand %q", args[0])
+}
+
+// noteWebhookURL says on stderr why webhook_url is null or only the listen
+// address, and which variable to set; stdout keeps its JSON shape.
+func (op *operator) noteWebhookURL(env Env, v *admin.IntegrationView) {
+	switch {
+	case v.WebhookURL == nil:
+		fmt.Fprintf(env.Stderr, "integration connect: webhook_url is null because the service has no public address: set %s to it, such as https://licences.example.com\n",
+			config.BaseURLVariable)
+	case op.baseURLDefaulted:
+		fmt.Fprintf(env.Stderr, "integration connect: webhook_url is on the listen address because %s is unset; a payment provider cannot reach it: set %s to the service's public address and run integration list\n",
+			config.BaseURLVariable, config.BaseURLVariable)
+	}
 }
 
 // withOrganization runs fn with an operator that can seal credentials and

@@ -259,3 +259,25 @@ func credentialForms(s string) []string {
 	}
 	return forms
 }
+
+// TestIntegrationConnectWithoutBaseURL checks that without LICENTIA_BASE_URL
+// connect prints the listen address's webhook_url, its JSON shape
+// unchanged, and says on stderr why a provider cannot reach it and which
+// variable to set.
+func TestIntegrationConnectWithoutBaseURL(t *testing.T) {
+	h, _, keyFile, _ := integrationHarness(t)
+	delete(h.vars, "LICENTIA_BASE_URL")
+	h.vars["LICENTIA_LISTEN"] = "127.0.0.1:8181"
+	r := h.run(t, "integration", "connect", "--org", "acme", "--provider", "stripe", "--name", "Shop", "--api-key-file", keyFile)
+	if r.code != 0 {
+		t.Fatalf("integration connect: exit %d, stderr %s", r.code, r.stderr)
+	}
+	got := oneObject(t, r.stdout)
+	id, _ := got["id"].(string)
+	if want := "http://127.0.0.1:8181/v1/providers/" + id + "/webhooks"; got["webhook_url"] != want {
+		t.Errorf("webhook_url = %v, want %s", got["webhook_url"], want)
+	}
+	if !strings.Contains(r.stderr, "LICENTIA_BASE_URL is unset") || !strings.Contains(r.stderr, "set LICENTIA_BASE_URL") {
+		t.Errorf("stderr does not say why the address is local nor what to set:\n%s", r.stderr)
+	}
+}

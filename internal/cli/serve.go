@@ -61,6 +61,9 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(env.Stderr, nil))
+	if w := cfg.BaseURLWarning(); w != "" {
+		log.Warn(w, "base_url", cfg.BaseURL)
+	}
 	plans, err := loadPlans(cfg)
 	if err != nil {
 		return nil, err

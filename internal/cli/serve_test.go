@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"io"
 	"net"
 	"path/filepath"
@@ -132,4 +133,36 @@ func TestNewAppMailSender(t *testing.T) {
 			t.Errorf("NewApp() log does not name the SMTP server, or shows its password:\n%s", log)
 		}
 	})
+}
+
+// TestNewAppWarnsOfDefaultBaseURL: without LICENTIA_BASE_URL the start-up
+// log warns that the listen address stands in for it, naming both; with
+// it, nothing is said.
+func TestNewAppWarnsOfDefaultBaseURL(t *testing.T) {
+	for _, set := range []bool{false, true} {
+		h := newHarness(t)
+		h.vars["LICENTIA_LISTEN"] = "127.0.0.1:0"
+		if set {
+			h.vars["LICENTIA_BASE_URL"] = "https://licences.example.com"
+		}
+		var stderr strings.Builder
+		app, err := cli.NewApp(t.Context(), h.env(io.Discard, &stderr))
+		if err != nil {
+			t.Fatalf("NewApp() error = %v", err)
+		}
+		app.Close()
+		warned := false
+		for line := range strings.Lines(stderr.String()) {
+			var entry struct {
+				Level, Msg string
+				BaseURL    string `json:"base_url"`
+			}
+			if json.Unmarshal([]byte(line), &entry) == nil && entry.Level == "WARN" && strings.HasPrefix(entry.Msg, "LICENTIA_BASE_URL is unset") {
+				warned = entry.BaseURL == "http://127.0.0.1:0" && strings.Contains(entry.Msg, "set LICENTIA_BASE_URL")
+			}
+		}
+		if warned == set {
+			t.Errorf("LICENTIA_BASE_URL set %v: warned %v, log:\n%s", set, warned, stderr.String())
+		}
+	}
 }

@@ -83,6 +83,9 @@ func loadPlans(cfg config.Config) (licentia.Plans, error) {
 type operator struct {
 	store store.Store
 	admin *admin.Service
+	// baseURLDefaulted is set when LICENTIA_BASE_URL is unset, so that the
+	// addresses printed are the listen address's.
+	baseURLDefaulted bool
 }
 
 func openOperator(ctx context.Context, env Env) (*operator, error) {
@@ -128,7 +131,7 @@ func openSealingOperator(ctx context.Context, env Env) (*operator, error) {
 	}
 	svc := admin.New(admin.Options{Store: st, Clock: clock.System{}, Plans: plans, Keys: signing.NewKeyringFile(master, masterKeyPath(cfg)),
 		BaseURL: cfg.BaseURL, PublicURL: cfg.PublicURL(), Providers: newProviders(cfg), Logger: log})
-	return &operator{store: st, admin: svc}, nil
+	return &operator{store: st, admin: svc, baseURLDefaulted: cfg.BaseURLDefaulted}, nil
 }
 
 func (o *operator) Close() error { return o.store.Close() }
@@ -226,7 +229,7 @@ func newFrontDoors(cfg config.Config, ops *operations) (*frontDoors, error) {
 		TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: ops.metrics})
 	cons, err := console.New(console.Options{Store: ops.store, Admin: ops.admin, Purchases: ops.purchases, Activation: ops.activation,
 		OAuth: authz, Clock: ops.clock, Limiter: ops.limiter, Logger: ops.log, BaseURL: cfg.PublicURL(),
-		TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: ops.metrics})
+		BaseURLDefaulted: cfg.BaseURLDefaulted, TrustedProxies: cfg.TrustedProxies, DatabaseTimeout: cfg.DatabaseTimeout, Metrics: ops.metrics})
 	if err != nil {
 		return nil, err
 	}

@@ -27,15 +27,21 @@ const DefaultDatabaseTimeout = 5 * time.Second
 
 // Config is the service's configuration.
 type Config struct {
-	DatabaseURL     string
-	DataDir         string
-	Listen          string
-	BaseURL         string
-	MasterKeyFile   string
-	RedisURL        string
-	TrustedProxies  []netip.Prefix
-	PlansFile       string
-	VerdictValidity time.Duration
+	DatabaseURL string
+	DataDir     string
+	Listen      string
+	// BaseURL is LICENTIA_BASE_URL, or PublicURL's default when unset
+	// (BaseURLDefaulted then says so).
+	BaseURL string
+	// BaseURLDefaulted is set when LICENTIA_BASE_URL was unset and BaseURL
+	// is the listen address: fine on one's own computer, unreachable by
+	// customers and payment providers elsewhere.
+	BaseURLDefaulted bool
+	MasterKeyFile    string
+	RedisURL         string
+	TrustedProxies   []netip.Prefix
+	PlansFile        string
+	VerdictValidity  time.Duration
 	// DatabaseTimeout bounds each request's database work.
 	DatabaseTimeout time.Duration
 	// DebugListen, when set, is a loopback address serving the Go
@@ -125,7 +131,24 @@ func read(getenv func(string) string) Config {
 	if c.DatabaseURL == "" {
 		c.DatabaseURL = "sqlite:" + filepath.Join(c.DataDir, "licentia.db")
 	}
+	if c.BaseURL == "" {
+		c.BaseURL, c.BaseURLDefaulted = c.PublicURL(), true
+	}
 	return c
+}
+
+// BaseURLVariable is the variable that sets the service's public address,
+// named wherever an address shown may not be the one people reach.
+const BaseURLVariable = "LICENTIA_BASE_URL"
+
+// BaseURLWarning is the start-up log's warning when LICENTIA_BASE_URL is
+// unset, or empty when it is set.
+func (c Config) BaseURLWarning() string {
+	if !c.BaseURLDefaulted {
+		return ""
+	}
+	return BaseURLVariable + " is unset: links, webhook addresses and mails use the listen address " + c.BaseURL +
+		", which only this computer reaches; set " + BaseURLVariable + " to the service's public address"
 }
 
 // checkDatabase reports a database URL of no engine the service has.

@@ -32,6 +32,9 @@ func TestLoadDefaults(t *testing.T) {
 		DatabaseURL:     "sqlite:" + filepath.Join("./data", "licentia.db"),
 		VerdictValidity: config.DefaultVerdictValidity,
 		DatabaseTimeout: config.DefaultDatabaseTimeout,
+		// Unset, the public address is the listen address.
+		BaseURL:          "http://127.0.0.1:8080",
+		BaseURLDefaulted: true,
 	}
 	if diff := cmp.Diff(want, got, prefixes); diff != "" {
 		t.Errorf("Load() defaults mismatch (-want +got):\n%s", diff)
@@ -41,6 +44,34 @@ func TestLoadDefaults(t *testing.T) {
 	}
 	if config.DefaultDatabaseTimeout != 5*time.Second {
 		t.Errorf("DefaultDatabaseTimeout = %v, want the documented 5s", config.DefaultDatabaseTimeout)
+	}
+}
+
+// TestBaseURLDefault checks that an unset LICENTIA_BASE_URL becomes the
+// listen address over http, a wildcard host read as localhost, with a
+// warning naming the variable; a set one is kept and warns of nothing.
+func TestBaseURLDefault(t *testing.T) {
+	for listen, want := range map[string]string{
+		"127.0.0.1:9000": "http://127.0.0.1:9000", ":8443": "http://localhost:8443",
+		"0.0.0.0:80": "http://localhost:80", "[::]:8080": "http://localhost:8080",
+	} {
+		c, err := config.Load(env(map[string]string{"LICENTIA_LISTEN": listen}))
+		if err != nil {
+			t.Fatalf("Load(listen %s) error = %v", listen, err)
+		}
+		if c.BaseURL != want || !c.BaseURLDefaulted {
+			t.Errorf("listen %s: BaseURL = %q (defaulted %v), want %q defaulted", listen, c.BaseURL, c.BaseURLDefaulted, want)
+		}
+		if w := c.BaseURLWarning(); !strings.Contains(w, "LICENTIA_BASE_URL") || !strings.Contains(w, want) {
+			t.Errorf("listen %s: warning %q names neither the variable nor the address", listen, w)
+		}
+	}
+	c, err := config.Load(env(map[string]string{"LICENTIA_BASE_URL": "https://licences.example.com/"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BaseURL != "https://licences.example.com" || c.BaseURLDefaulted || c.BaseURLWarning() != "" {
+		t.Errorf("set: BaseURL = %q, defaulted %v, warning %q", c.BaseURL, c.BaseURLDefaulted, c.BaseURLWarning())
 	}
 }
 
@@ -301,7 +332,7 @@ func TestRedactedShowsSettings(t *testing.T) {
 		"database":         "sqlite:" + filepath.Join("./data", "licentia.db"),
 		"data_dir":         "./data",
 		"listen":           "127.0.0.1:8080",
-		"base_url":         "",
+		"base_url":         "http://127.0.0.1:8080",
 		"master_key_file":  "",
 		"redis":            "",
 		"trusted_proxies":  2,

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -51,8 +52,11 @@ type Options struct {
 	// BaseURL is LICENTIA_BASE_URL. Under https the session cookie is
 	// Secure with the __Host- prefix, and the base's origin is trusted for
 	// form posts even where a proxy rewrites Host.
-	BaseURL        string
-	TrustedProxies []netip.Prefix
+	BaseURL string
+	// BaseURLDefaulted is set when LICENTIA_BASE_URL is unset and BaseURL
+	// is the listen address: pages that show a public address say so.
+	BaseURLDefaulted bool
+	TrustedProxies   []netip.Prefix
 	// DatabaseTimeout bounds each request's work; 0 means
 	// web.DefaultDatabaseTimeout.
 	DatabaseTimeout time.Duration
@@ -83,6 +87,10 @@ type Server struct {
 	// passwordChecks counts the passwords checked against a stored hash,
 	// the work the sign-in limits bound, so that tests can see them bound.
 	passwordChecks atomic.Int64
+	// base is the service's public address, and baseDefaulted whether it
+	// is only the listen address (Options.BaseURLDefaulted).
+	base          string
+	baseDefaulted bool
 }
 
 // New returns a Server with every page registered.
@@ -90,6 +98,7 @@ func New(o Options) (*Server, error) {
 	s := &Server{
 		store: o.Store, admin: o.Admin, purchases: o.Purchases, act: o.Activation, oauth: o.OAuth, clock: o.Clock, limiter: o.Limiter, metrics: o.Metrics,
 		log: o.Logger, proxies: o.TrustedProxies, timeout: o.DatabaseTimeout, cookie: cookieName, mux: http.NewServeMux(),
+		base: strings.TrimRight(o.BaseURL, "/"), baseDefaulted: o.BaseURLDefaulted,
 	}
 	if s.timeout <= 0 {
 		s.timeout = web.DefaultDatabaseTimeout

@@ -21,6 +21,7 @@ import (
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/console"
+	"github.com/licentia/licentia/internal/courier"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/logtest"
 	"github.com/licentia/licentia/internal/mail"
@@ -66,6 +67,9 @@ type env struct {
 	shop      *providertest.Stripe
 	// metrics is what the console counts.
 	metrics *metrics.Metrics
+	// courier sends the queued mails to the outbox in outbox.
+	courier *courier.Worker
+	outbox  string
 	// org is an organization on the business plan whose owner is
 	// owner@acme.example.
 	org *licentia.Organization
@@ -78,6 +82,9 @@ type envOptions struct {
 	// serves plain HTTP instead of TLS.
 	consoleBase string
 	plain       bool
+	// baseDefaulted tells the console its base is only the listen address;
+	// noAdminBase leaves the admin service without a base URL.
+	baseDefaulted, noAdminBase bool
 	// proxies are trusted, so a test can send from many client addresses
 	// with X-Forwarded-For.
 	proxies []netip.Prefix
@@ -133,8 +140,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 	shop.AccountID = "acct_1ConsoleShop"
 	shop.AddProduct("prod_basic")
 	m := &linkMail{inner: mail.NewOutbox(filepath.Join(t.TempDir(), "outbox"), ""), links: map[string]string{}}
+	adminBase := baseURL
+	if o.noAdminBase {
+		adminBase = ""
+	}
 	svc := admin.New(admin.Options{Store: st, Clock: clk, Plans: licentia.DefaultPlans(), Keys: keys, Catalogue: cat,
-		BaseURL: baseURL, PublicURL: baseURL, Mail: m, Logger: log,
+		BaseURL: adminBase, PublicURL: baseURL, Mail: m, Logger: log,
 		Providers: map[providers.Name]providers.Provider{providers.Stripe: stripe.New(shop.URL(), 2*time.Second)}})
 	if o.limiter == nil {
 		o.limiter = ratelimit.NewMemory(clk)
@@ -144,9 +155,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 		act:       activation.New(activation.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat, Validity: 24 * time.Hour, Logger: log}),
 		purchases: purchase.New(purchase.Options{Store: st, Clock: clk, Keys: keys, Catalogue: cat}),
 		metrics:   metrics.New(metrics.Options{Logger: log}),
+		outbox:    filepath.Join(t.TempDir(), "mails"),
 	}
+	e.courier = courier.New(courier.Options{Store: st, Clock: clk, Keys: keys, Sender: mail.NewOutbox(e.outbox, "Licentia <console@service.example>"),
+		PublicURL: baseURL, Logger: log})
 	c, err := console.New(console.Options{Store: st, Admin: svc, Purchases: e.purchases, Activation: e.act, Clock: clk, Limiter: e.limiter,
-		Logger: log, BaseURL: o.consoleBase, TrustedProxies: o.proxies, DatabaseTimeout: o.timeout, Metrics: e.metrics})
+		Logger: log, BaseURL: o.consoleBase, BaseURLDefaulted: o.baseDefaulted, TrustedProxies: o.proxies, DatabaseTimeout: o.timeout, Metrics: e.metrics})
 	if err != nil {
 		t.Fatalf("console.New() error = %v", err)
 	}

@@ -13,6 +13,8 @@ import (
 const chartDays = 30
 
 type overviewPage struct {
+	// Steps are the first steps, shown until every one is done.
+	Steps  []firstStep
 	Plan   string
 	Usage  []usageRow
 	Counts *store.LicenceCounts
@@ -49,10 +51,20 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, v *visit) erro
 	if err != nil {
 		return err
 	}
+	steps, err := s.firstSteps(ctx, v.orgID(), usage, counts)
+	if err != nil {
+		return err
+	}
 	p := overviewPage{Plan: string(org.Organization.Plan), Counts: counts, Chart: newChart(days)}
 	if v.Member.Role.HasScope(licentia.ScopeProviderRead) {
 		if p.Held, err = s.admin.CountHeldOrders(ctx, v.orgID()); err != nil {
 			return err
+		}
+	}
+	for _, st := range steps {
+		if !st.Done {
+			p.Steps = steps
+			break
 		}
 	}
 	for _, u := range usage {

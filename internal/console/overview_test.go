@@ -36,8 +36,8 @@ func TestOverview(t *testing.T) {
 		wantStatus(t, "overview", a, http.StatusOK)
 		for _, want := range []string{
 			"Plan: <strong>business</strong>",
-			`<td>Products</td><td class="num">1</td><td class="num">100</td>`,
-			`<td>Team places</td><td class="num">2</td><td class="num">50</td>`,
+			`<td>Products</td><td class="num" data-label="Used">1</td><td class="num" data-label="Allowed">100</td>`,
+			`<td>Team places</td><td class="num" data-label="Used">2</td><td class="num" data-label="Allowed">50</td>`,
 			`<span class="big">4</span> in all`,
 			`<span class="big">1</span> revoked`,
 			"<title>1 Mar: 1 licences issued</title>",

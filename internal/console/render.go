@@ -48,6 +48,8 @@ var funcs = template.FuncMap{
 	"plural":     plural,
 	"counted":    counted,
 	"short":      shortID,
+	"add":        func(a, b int) int { return a + b },
+	"sub":        func(a, b int) int { return a - b },
 	"roles":      func() []licentia.Role { return licentia.Roles[:len(licentia.Roles)-1] },
 	"keyScopes":  keyScopes,
 	"eventTypes": func() []licentia.EventType { return licentia.EventTypes },
@@ -116,7 +118,11 @@ type view struct {
 	Notice    string
 	Data      any
 	RequestID string
-	problem   *problem
+	// Base is the service's public address, and BaseDefaulted whether it
+	// is only the listen address, for the pages that show it.
+	Base          string
+	BaseDefaulted bool
+	problem       *problem
 }
 
 // Can reports whether the member's role holds scope, so a page shows only
@@ -224,6 +230,7 @@ func refusal(form string, r *http.Request, err error) *problem {
 // answer to the error page.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, page string, v *view) error {
 	v.RequestID = requestID(r.Context())
+	v.Base, v.BaseDefaulted = s.base, s.baseDefaulted
 	if v.problem != nil {
 		status = v.problem.Status
 	}

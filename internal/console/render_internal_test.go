@@ -48,6 +48,7 @@ func samplePages() map[string]any {
 	return map[string]any{
 		"error":    errorPage{Status: 404, Message: "Not found.", Issues: []fieldIssue{{Field: "x", Label: "X", Message: "bad"}}},
 		"signin":   signInPage{Next: "/console/", Email: "ada@example.com"},
+		"forgot":   forgotPage{Email: "ada@example.com", Sent: true},
 		"wait":     waitPage{Seconds: 12, Back: "/console/sign-in"},
 		"overview": overviewPage{Plan: "business", Usage: []usageRow{{Name: "products", Used: 1, Limit: 5, Percent: 20}}, Counts: &store.LicenceCounts{All: 3}, Chart: newChart(days), Held: 2},
 		"held": heldPage{Orders: []heldView{{Order: licentia.HeldOrder{ID: licentia.NewID(), Provider: "stripe", OrderID: ptr("pi_1"),
@@ -232,24 +233,39 @@ func TestSafeNext(t *testing.T) {
 	}
 }
 
+// TestScaleStep checks that the scale's steps are round and reach the
+// busiest day in 4 steps, and that an empty month still has a scale.
+func TestScaleStep(t *testing.T) {
+	for busiest, want := range map[int64]int64{0: 1, 1: 1, 4: 1, 5: 2, 7: 2, 8: 2, 9: 5, 20: 5, 21: 10, 58: 20, 1000: 500} {
+		if got := scaleStep(busiest); got != want || got*scaleSteps < busiest {
+			t.Errorf("scaleStep(%d) = %d, want %d", busiest, got, want)
+		}
+	}
+}
+
 func TestChart(t *testing.T) {
 	days, _ := activity(30)
 	c := newChart(days)
 	if len(c.Bars) != 90 {
 		t.Fatalf("bars = %d, want 3 a day for 30 days", len(c.Bars))
 	}
-	if c.Max != 58 {
-		t.Errorf("Max = %d, want the busiest bar, 58", c.Max)
+	// The busiest bar is 58: the scale goes to 80 in steps of 20.
+	if c.Max != 80 {
+		t.Errorf("Max = %d, want 80, the first round scale above the busiest bar, 58", c.Max)
+	}
+	if len(c.Scale) != 5 || c.Scale[0].Value != 0 || c.Scale[0].Y != c.Base || c.Scale[4].Value != 80 || c.Scale[4].Y != c.Base-chartHeight {
+		t.Errorf("scale = %+v, want 0 to 80 in 5 lines from the base to the top", c.Scale)
 	}
 	for _, b := range c.Bars {
 		if b.Y+b.H != c.Base || b.H < 0 || b.H > chartHeight {
 			t.Errorf("bar %+v does not stand on the base %d within the chart", b, c.Base)
 		}
 	}
-	// The tallest bar reaches the top; a day of 1 still shows.
+	// The tallest bar stands at its value on the scale; a day of 1 still
+	// shows.
 	last := c.Bars[len(c.Bars)-1]
-	if last.H != chartHeight {
-		t.Errorf("tallest bar height = %d, want %d", last.H, chartHeight)
+	if want := 58 * chartHeight / 80; last.H != want {
+		t.Errorf("tallest bar height = %d, want %d", last.H, want)
 	}
 	if c.Bars[1].H == 0 {
 		t.Errorf("a bar of 1 has no height")

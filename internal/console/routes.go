@@ -22,6 +22,8 @@ func (s *Server) routes() {
 	s.open("GET /console/sign-in", s.signInPage)
 	s.openForm("POST /console/sign-in", s.signIn)
 	s.openForm("POST /console/sign-out", s.signOut)
+	s.open("GET /console/forgot-password", s.forgotPage)
+	s.openForm("POST /console/forgot-password", s.forgotPassword)
 	s.open("GET /console/setup/{token}", s.linkPage(admin.LinkSetup))
 	s.openForm("POST /console/setup/{token}", s.useLink(admin.LinkSetup))
 	s.open("GET /console/join/{token}", s.linkPage(admin.LinkInvitation))

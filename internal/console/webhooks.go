@@ -8,7 +8,10 @@ import (
 )
 
 type webhooksPage struct {
-	Endpoints []licentia.WebhookEndpoint
+	// Unavailable says why webhooks cannot be used, and what to set, when
+	// they cannot: the page answers with it, never a bare error.
+	Unavailable string
+	Endpoints   []licentia.WebhookEndpoint
 	// Created is set on the answer that adds an endpoint, with its secret,
 	// shown this once.
 	Created *createdEndpoint
@@ -26,12 +29,17 @@ func (s *Server) webhooks(w http.ResponseWriter, r *http.Request, v *visit) erro
 }
 
 func (s *Server) showWebhooks(w http.ResponseWriter, r *http.Request, v *visit, status int, created *createdEndpoint, p *problem) error {
+	page := webhooksPage{Created: created}
 	es, err := s.admin.WebhookEndpoints(r.Context(), v.orgID())
-	if err != nil {
+	switch {
+	case licentia.ErrorCode(err) == licentia.CodeWebhooksNotConfigured:
+		page.Unavailable = err.(*licentia.Error).Message
+	case err != nil:
 		return err
 	}
+	page.Endpoints = es
 	return s.render(w, r, status, "webhooks", &view{Title: "Webhooks", Section: "webhooks", Visit: v, Notice: notice(r),
-		Data: webhooksPage{Endpoints: es, Created: created}, problem: p})
+		Data: page, problem: p})
 }
 
 // addWebhook adds an endpoint; its signing secret is shown on the answer

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/licentia/licentia/internal/auth"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/signing"
@@ -25,6 +26,14 @@ func KeysURL(publicURL, orgSlug string) string {
 func SignInURL(publicURL, orgSlug, token string) string {
 	return KeysURL(publicURL, orgSlug) + "sign-in/" + url.PathEscape(token)
 }
+
+// SetupPath is the console page a setup link opens, where a member sets
+// their password: the one place its path is made.
+func SetupPath(token string) string { return "/console/setup/" + token }
+
+// PasswordPurpose is the purpose the tokens of mailed password links are
+// derived for (signing.Keyring.LinkToken).
+const PasswordPurpose = "console-password"
 
 // SignInPurpose is the purpose portal sign-in tokens are derived for
 // (signing.Keyring.LinkToken).
@@ -53,8 +62,11 @@ func (w *Worker) render(ctx context.Context, r store.Reader, m licentia.Mail) (r
 	if err != nil {
 		return out, err
 	}
-	if m.Kind == licentia.MailPortalSignIn {
+	switch m.Kind {
+	case licentia.MailPortalSignIn:
 		return w.renderSignIn(ctx, r, org, out)
+	case licentia.MailPassword:
+		return w.renderPassword(ctx, r, org, out)
 	}
 	now := w.clock.Now()
 	var ls []licentia.Licence
@@ -145,6 +157,50 @@ func (w *Worker) renderSignIn(ctx context.Context, r store.Reader, org *licentia
 		Expires: l.ExpiresAt.UTC().Format("2 January 2006 at 15:04 UTC")}
 	if out.msg, err = sm.Message(); err != nil {
 		w.log.ErrorContext(ctx, "sign-in mail not rendered", "mail_id", out.m.ID, "error", err.Error())
+		out.reason, out.final = licentia.MailFailureRender, true
+	}
+	return out, nil
+}
+
+// renderPassword renders a forgotten-password mail: the link's token is
+// derived from the mail's id, which is the link's, and the link found by
+// it. A link used or expired before its mail goes out, or whose member
+// has left, is not mailed.
+func (w *Worker) renderPassword(ctx context.Context, r store.Reader, org *licentia.Organization, out rendered) (rendered, error) {
+	token, err := w.keys.LinkToken(PasswordPurpose, out.m.ID)
+	if err != nil {
+		w.log.WarnContext(ctx, "password mail not rendered: no master key", "mail_id", out.m.ID)
+		out.reason = licentia.MailFailureRender
+		return out, nil
+	}
+	l, err := r.LoginLinkByToken(ctx, auth.TokenHash(token))
+	if licentia.ErrorCode(err) == licentia.CodeNotFound {
+		out.reason, out.final = licentia.MailFailureLinkExpired, true
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	if l.UsedAt != nil || !w.clock.Now().Before(l.ExpiresAt) {
+		out.reason, out.final = licentia.MailFailureLinkExpired, true
+		return out, nil
+	}
+	m, err := r.Member(ctx, l.OrgID, l.MemberID)
+	if code := licentia.ErrorCode(err); code == licentia.CodeNotFound || code == licentia.CodeMemberNotFound {
+		out.reason, out.final = licentia.MailFailureLinkExpired, true
+		return out, nil
+	}
+	if err != nil {
+		return out, err
+	}
+	if licentia.CheckMailableEmail(m.Email) != "" {
+		out.reason, out.final = licentia.MailFailureAddress, true
+		return out, nil
+	}
+	pm := mail.PasswordMail{To: m.Email, Brand: brand(org), Link: w.publicURL + SetupPath(token),
+		Expires: l.ExpiresAt.UTC().Format("2 January 2006 at 15:04 UTC")}
+	if out.msg, err = pm.Message(); err != nil {
+		w.log.ErrorContext(ctx, "password mail not rendered", "mail_id", out.m.ID, "error", err.Error())
 		out.reason, out.final = licentia.MailFailureRender, true
 	}
 	return out, nil

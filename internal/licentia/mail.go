@@ -10,6 +10,9 @@ type MailKind string
 const (
 	// MailKey hands a customer the keys of their licences.
 	MailKey MailKind = "key"
+	// MailPassword mails a member who forgot their console password a
+	// one-time link that sets a new one; the mail's id is the link's.
+	MailPassword MailKind = "console_password"
 )
 
 // MailStatus is where a mail stands: queued until it is handed to the

@@ -33,7 +33,7 @@ type kind struct {
 
 // kinds are parsed once, from files embedded in the binary: a template
 // that does not parse fails every test, never a send.
-var kinds = parseKinds("key", "invitation", "portal_sign_in")
+var kinds = parseKinds("key", "invitation", "portal_sign_in", "console_password")
 
 func parseKinds(names ...string) map[string]kind {
 	out := make(map[string]kind, len(names))
@@ -137,5 +137,25 @@ func (s SignInMail) Message() (Message, error) {
 	s.Brand = s.Brand.withDefaults()
 	m, err := render("portal_sign_in", s.To, s.Brand, s)
 	m.FromName = s.Brand.Name
+	return m, err
+}
+
+// PasswordMail carries a one-time link that sets a member's console
+// password, asked for with "Forgot password?". The link stands on a line of
+// its own in the text part.
+type PasswordMail struct {
+	To    string
+	Brand Brand
+	Link  string
+	// Expires is when the link stops working, in words.
+	Expires string
+}
+
+// Message renders the password mail. It comes from the service, under its
+// configured sender name, as invitations do: the console is the service's.
+func (p PasswordMail) Message() (Message, error) {
+	p.Brand = p.Brand.withDefaults()
+	m, err := render("console_password", p.To, p.Brand, p)
+	m.ReplyTo = ""
 	return m, err
 }
