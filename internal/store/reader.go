@@ -137,6 +137,11 @@ type Reader interface {
 	// Activations lists a licence's activations, live ones first, then by
 	// activation time.
 	Activations(ctx context.Context, orgID, licenceID string) ([]licentia.Activation, error)
+	// LiveActivations lists a licence's live activations, least recently
+	// seen first (then by id).
+	LiveActivations(ctx context.Context, orgID, licenceID string) ([]licentia.Activation, error)
+	// TransfersSince counts a licence's transfers at or after since.
+	TransfersSince(ctx context.Context, orgID, licenceID string, since time.Time) (int64, error)
 	// OrganizationEvents lists an organization's events, oldest first.
 	OrganizationEvents(ctx context.Context, orgID string) ([]licentia.Event, error)
 	// WebhookEndpoints lists an organization's endpoints, oldest first.

@@ -132,9 +132,13 @@ type Tx interface {
 	RewriteLicenceAudit(ctx context.Context, orgID, licenceID string, fn func([]byte) []byte) error
 	// CreateActivation writes a live activation and counts it on its licence.
 	CreateActivation(ctx context.Context, a *licentia.Activation) error
-	// TouchActivation refreshes a live activation's last_seen_at, label, os
-	// and app_version.
+	// TouchActivation writes a live activation's last_seen_at, label, os,
+	// app_version, machine_id and components: a refresh, or a rebinding to
+	// a new machine id. The caller holds the licence (LockLicence) and has
+	// checked that no other live activation holds the machine id.
 	TouchActivation(ctx context.Context, a *licentia.Activation) error
+	// RecordTransfer writes a transfer made in this transaction.
+	RecordTransfer(ctx context.Context, t *Transfer) error
 	// DeactivateActivation frees a live activation and reports whether it
 	// changed; another organization's answers not_found.
 	DeactivateActivation(ctx context.Context, orgID, id string, at time.Time) (*licentia.Activation, bool, error)

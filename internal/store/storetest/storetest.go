@@ -75,6 +75,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LicencePlanRace", testLicencePlanRace},
 		{"Activations", testActivations},
 		{"AnonymiseActivations", testAnonymiseActivations},
+		{"MachineSettings", testMachineSettings},
+		{"Components", testComponents},
 		{"ReplaceLicence", testReplaceLicence},
 		{"Events", testEvents},
 		{"LicenceAudit", testLicenceAudit},
