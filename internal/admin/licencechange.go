@@ -19,6 +19,18 @@ type LicenceChange struct {
 	LimitCount *int64              `json:"limit_count" input:"min=1,max=4294967295"`
 	ExpiresAt  *time.Time          `json:"expires_at" input:"nullable"`
 	Major      *int64              `json:"major" input:"min=1,max=65535"`
+	// TransfersPer30Days sets the licence's own transfer limit; null
+	// follows the product's again.
+	TransfersPer30Days *int64 `json:"transfers_per_30_days" input:"nullable,min=0,max=100"`
+}
+
+// pathTransfers is where transfers_per_30_days is recorded as null.
+const pathTransfers = "/transfers_per_30_days"
+
+// changesTransfers reports whether the change gives transfers_per_30_days,
+// a number or null.
+func (in *LicenceChange) changesTransfers() bool {
+	return in.TransfersPer30Days != nil || in.IsNull(pathTransfers)
 }
 
 // pathExpiresAt is where expires_at is reported and recorded as null.
@@ -44,8 +56,9 @@ func (in *LicenceChange) changesExpiry() bool { return in.ExpiresAt != nil || in
 // then derived expired.
 func (in *LicenceChange) Validate() licentia.Issues {
 	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
-	if in.LimitKind == nil && in.LimitCount == nil && !in.changesExpiry() && in.Major == nil && len(in.Unread) == 0 {
-		is.Add("", "give at least one of limit_kind, limit_count, expires_at, major")
+	if in.LimitKind == nil && in.LimitCount == nil && !in.changesExpiry() && in.Major == nil && !in.changesTransfers() &&
+		len(in.Unread) == 0 {
+		is.Add("", "give at least one of limit_kind, limit_count, expires_at, major, transfers_per_30_days")
 	}
 	var rules licentia.Issues
 	if in.LimitKind != nil && *in.LimitKind != licentia.LimitSeats && *in.LimitKind != licentia.LimitMachines {
@@ -131,6 +144,9 @@ func applyLicenceChange(l *licentia.Licence, in LicenceChange) map[string]any {
 	if in.Major != nil && *in.Major != l.Major {
 		l.Major, changes["major"] = *in.Major, *in.Major
 	}
+	if in.changesTransfers() && !equalCounts(in.TransfersPer30Days, l.TransfersPer30Days) {
+		l.TransfersPer30Days, changes["transfers_per_30_days"] = in.TransfersPer30Days, in.TransfersPer30Days
+	}
 	if !in.changesExpiry() {
 		return changes
 	}
@@ -157,4 +173,13 @@ func equalTimes(a, b *time.Time) bool {
 		return a == b
 	}
 	return a.Equal(*b)
+}
+
+// equalCounts reports whether two optional numbers are equal, or both
+// absent.
+func equalCounts(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }

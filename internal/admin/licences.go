@@ -41,6 +41,9 @@ type NewLicence struct {
 	// SendKeyMail mails the key to the licence's email, queued with the
 	// licence; off unless asked for.
 	SendKeyMail *bool `json:"send_key_mail"`
+	// TransfersPer30Days is the licence's own transfer limit; null or
+	// absent follows the product's.
+	TransfersPer30Days *int64 `json:"transfers_per_30_days" input:"nullable,min=0,max=100"`
 }
 
 // Validate reports every problem of a new licence at now: first each
@@ -91,7 +94,8 @@ func (s *Service) IssueLicence(ctx context.Context, actor licentia.Actor, orgID 
 		ID: licentia.NewID(), OrgID: orgID, ProductID: *in.ProductID, Email: *in.Email, IssuedAt: now,
 		LimitKind: deref(in.LimitKind, licentia.LimitSeats), LimitCount: deref(in.LimitCount, 1),
 		Status: licentia.StatusActive, Source: licentia.SourceAdmin, ExternalRef: in.ExternalRef,
-		CreatedAt: now, UpdatedAt: now,
+		TransfersPer30Days: in.TransfersPer30Days,
+		CreatedAt:          now, UpdatedAt: now,
 	}
 	if in.ID != nil {
 		l.ID, _ = licentia.ParseUUID(*in.ID)

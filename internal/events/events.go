@@ -105,6 +105,10 @@ type body struct {
 type data struct {
 	Activation *Activation `json:"activation,omitempty"`
 	Licence    Licence     `json:"licence"`
+	// PreviousMachineID is the machine id an activation.rebound moved from.
+	PreviousMachineID string `json:"previous_machine_id,omitempty"`
+	// Reason says why the service itself freed an activation: transfer.
+	Reason string `json:"reason,omitempty"`
 	// Replacement is the new licence of licence.reissued.
 	Replacement *Licence `json:"replacement,omitempty"`
 }
@@ -113,7 +117,13 @@ type data struct {
 // activation events) in tx, with snapshots taken at the change time at. The
 // body is encoded once and stored, so every attempt sends the same bytes.
 func Write(ctx context.Context, tx store.Tx, typ licentia.EventType, at time.Time, l *licentia.Licence, a *licentia.Activation) (*licentia.Event, error) {
-	b := body{Type: typ, Timestamp: licentia.FormatTime(at), Data: data{Licence: LicenceOf(l, at)}}
+	return writeNoted(ctx, tx, typ, at, l, a, Note{})
+}
+
+// writeNoted is Write with what the event says beyond its snapshots.
+func writeNoted(ctx context.Context, tx store.Tx, typ licentia.EventType, at time.Time, l *licentia.Licence, a *licentia.Activation, n Note) (*licentia.Event, error) {
+	b := body{Type: typ, Timestamp: licentia.FormatTime(at),
+		Data: data{Licence: LicenceOf(l, at), PreviousMachineID: n.PreviousMachineID, Reason: n.Reason}}
 	if a != nil {
 		snap := ActivationOf(a)
 		b.Data.Activation = &snap

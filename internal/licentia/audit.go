@@ -97,6 +97,9 @@ const (
 
 	AuditActivationCreated     = "activation.created"
 	AuditActivationDeactivated = "activation.deactivated"
+	// AuditActivationRebound records a live activation moved to a new
+	// machine id by its components.
+	AuditActivationRebound = "activation.rebound"
 
 	AuditWebhookEndpointCreated = "webhook_endpoint.created"
 	// AuditWebhookEndpointUpdated records a change of an endpoint, by the

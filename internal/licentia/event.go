@@ -21,13 +21,17 @@ const (
 	EventLicenceReissued       EventType = "licence.reissued"
 	EventActivationCreated     EventType = "activation.created"
 	EventActivationDeactivated EventType = "activation.deactivated"
+	// EventActivationRebound reports a live activation moved to a new
+	// machine id whose components match it; its data holds
+	// previous_machine_id.
+	EventActivationRebound EventType = "activation.rebound"
 )
 
 // EventTypes lists every event type.
 var EventTypes = []EventType{
 	EventLicenceIssued, EventLicenceRevoked, EventLicenceExpired, EventLicenceReinstated,
 	EventLicenceAnonymised, EventLicenceTrialConverted, EventActivationCreated, EventActivationDeactivated,
-	EventLicenceUpdated, EventLicenceReissued,
+	EventLicenceUpdated, EventLicenceReissued, EventActivationRebound,
 }
 
 // Event is a committed change as webhooks report it. Body is the one-line
