@@ -11,6 +11,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
@@ -45,6 +47,8 @@ type Licence struct {
 	AnonymisedAt *string `json:"anonymised_at"`
 	CreatedAt    string  `json:"created_at"`
 	UpdatedAt    string  `json:"updated_at"`
+	// TransfersPer30Days is null when the licence follows its product's.
+	TransfersPer30Days *int64 `json:"transfers_per_30_days"`
 }
 
 // Provider holds a payment provider's ids; every key is always present.
@@ -69,6 +73,9 @@ type Activation struct {
 	ActivatedAt   string  `json:"activated_at"`
 	LastSeenAt    string  `json:"last_seen_at"`
 	DeactivatedAt *string `json:"deactivated_at"`
+	// Components are the names of the machine's components, sorted; never
+	// their hashes. [] when the application sent none.
+	Components []string `json:"components"`
 }
 
 // LicenceOf shows l with its derived state at now.
@@ -83,6 +90,7 @@ func LicenceOf(l *licentia.Licence, now time.Time) Licence {
 			CustomerID: l.Provider.CustomerID, CheckoutID: l.Provider.CheckoutID, OrderNumber: l.Provider.OrderNumber},
 		RenewalURL: l.RenewalURL, Replaces: l.Replaces, ReplacedBy: l.ReplacedBy,
 		AnonymisedAt: licentia.FormatTimePtr(l.AnonymisedAt), CreatedAt: licentia.FormatTime(l.CreatedAt), UpdatedAt: licentia.FormatTime(l.UpdatedAt),
+		TransfersPer30Days: l.TransfersPer30Days,
 	}
 }
 
@@ -92,6 +100,7 @@ func ActivationOf(a *licentia.Activation) Activation {
 		ID: a.ID, LicenceID: a.LicenceID, MachineID: a.MachineID, Label: a.Label, OS: a.OS, AppVersion: a.AppVersion,
 		ActivatedAt: licentia.FormatTime(a.ActivatedAt), LastSeenAt: licentia.FormatTime(a.LastSeenAt),
 		DeactivatedAt: licentia.FormatTimePtr(a.DeactivatedAt),
+		Components:    componentNames(a.Components),
 	}
 }
 
@@ -210,4 +219,10 @@ func Cleanup(ctx context.Context, st store.Store, now time.Time) (int64, error) 
 		return 0, fmt.Errorf("clean up events: %w", err)
 	}
 	return n, nil
+}
+
+// componentNames are the names of components, sorted, never nil: an
+// activation without components shows [].
+func componentNames(c map[string]string) []string {
+	return append([]string{}, slices.Sorted(maps.Keys(c))...)
 }

@@ -26,6 +26,8 @@ type productJSON struct {
 	UpdatedAt            string           `json:"updated_at"`
 	// HeartbeatIntervalSeconds is null when heartbeat leases are off.
 	HeartbeatIntervalSeconds *int64 `json:"heartbeat_interval_seconds"`
+	MachineMatch             string `json:"machine_match"`
+	TransfersPer30Days       int64  `json:"transfers_per_30_days"`
 }
 
 type keyHistoryJSON struct {
@@ -50,6 +52,8 @@ func toProductJSON(v *admin.ProductView) productJSON {
 		CreatedAt:                licentia.FormatTime(p.CreatedAt),
 		UpdatedAt:                licentia.FormatTime(p.UpdatedAt),
 		HeartbeatIntervalSeconds: p.HeartbeatIntervalSeconds,
+		MachineMatch:             orDefault(string(p.MachineMatch), string(licentia.MatchExact)),
+		TransfersPer30Days:       p.TransfersPer30Days,
 	}
 	for i, k := range p.Keys {
 		pub := hex.EncodeToString(k.PublicKey)

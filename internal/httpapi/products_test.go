@@ -37,6 +37,8 @@ type productView struct {
 	CreatedAt            string     `json:"created_at"`
 	UpdatedAt            string     `json:"updated_at"`
 	HeartbeatInterval    *int64     `json:"heartbeat_interval_seconds"`
+	MachineMatch         string     `json:"machine_match"`
+	Transfers            int64      `json:"transfers_per_30_days"`
 }
 
 // keyEntry is one entry of a product's key_history.
@@ -205,7 +207,7 @@ func TestCreateProduct(t *testing.T) {
 		LicenceSigningDomain: "licentia/licence-key/v1", VerdictSigningDomain: "licentia/verdict/v1",
 		PublicKey: got.PublicKey, PreviousPublicKeys: []string{}, SigningKeyStatus: "ok",
 		KeyHistory: []keyEntry{currentKey(t, got.PublicKey, start)},
-		CreatedAt:  "2026-03-02T09:00:00.000Z", UpdatedAt: "2026-03-02T09:00:00.000Z",
+		CreatedAt:  "2026-03-02T09:00:00.000Z", UpdatedAt: "2026-03-02T09:00:00.000Z", MachineMatch: "exact",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("created product mismatch (-want +got):\n%s", diff)
