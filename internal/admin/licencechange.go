@@ -22,6 +22,18 @@ type LicenceChange struct {
 	// TransfersPer30Days sets the licence's own transfer limit; null
 	// follows the product's again.
 	TransfersPer30Days *int64 `json:"transfers_per_30_days" input:"nullable,min=0,max=100"`
+	// MaxConcurrent sets the licence's own limit of machines in use at
+	// once; null follows the product's again.
+	MaxConcurrent *int64 `json:"max_concurrent" input:"nullable,min=1,max=100000"`
+}
+
+// pathConcurrent is where max_concurrent is recorded as null.
+const pathConcurrent = "/max_concurrent"
+
+// changesConcurrent reports whether the change gives max_concurrent, a
+// number or null.
+func (in *LicenceChange) changesConcurrent() bool {
+	return in.MaxConcurrent != nil || in.IsNull(pathConcurrent)
 }
 
 // pathTransfers is where transfers_per_30_days is recorded as null.
@@ -57,8 +69,8 @@ func (in *LicenceChange) changesExpiry() bool { return in.ExpiresAt != nil || in
 func (in *LicenceChange) Validate() licentia.Issues {
 	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
 	if in.LimitKind == nil && in.LimitCount == nil && !in.changesExpiry() && in.Major == nil && !in.changesTransfers() &&
-		len(in.Unread) == 0 {
-		is.Add("", "give at least one of limit_kind, limit_count, expires_at, major, transfers_per_30_days")
+		!in.changesConcurrent() && len(in.Unread) == 0 {
+		is.Add("", "give at least one of limit_kind, limit_count, expires_at, major, transfers_per_30_days, max_concurrent")
 	}
 	var rules licentia.Issues
 	if in.LimitKind != nil && *in.LimitKind != licentia.LimitSeats && *in.LimitKind != licentia.LimitMachines {
@@ -146,6 +158,9 @@ func applyLicenceChange(l *licentia.Licence, in LicenceChange) map[string]any {
 	}
 	if in.changesTransfers() && !equalCounts(in.TransfersPer30Days, l.TransfersPer30Days) {
 		l.TransfersPer30Days, changes["transfers_per_30_days"] = in.TransfersPer30Days, in.TransfersPer30Days
+	}
+	if in.changesConcurrent() && !equalCounts(in.MaxConcurrent, l.MaxConcurrent) {
+		l.MaxConcurrent, changes["max_concurrent"] = in.MaxConcurrent, in.MaxConcurrent
 	}
 	if !in.changesExpiry() {
 		return changes

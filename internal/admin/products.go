@@ -66,6 +66,12 @@ type NewProduct struct {
 	MachineMatch *string `json:"machine_match"`
 	// TransfersPer30Days defaults to 0, no transfers.
 	TransfersPer30Days *int64 `json:"transfers_per_30_days" input:"min=0,max=100"`
+	// MaxConcurrent limits the machines of a licence in use at once; null
+	// or absent leaves the count off.
+	MaxConcurrent   *int64 `json:"max_concurrent" input:"nullable,min=1,max=100000"`
+	LeaseTTLSeconds *int64 `json:"lease_ttl_seconds" input:"min=60,max=86400"`
+	// MaxBorrowHours defaults to 0, borrowing off.
+	MaxBorrowHours *int64 `json:"max_borrow_hours" input:"min=0,max=720"`
 }
 
 // Validate reports every problem of a new product: first each field's own,
@@ -100,6 +106,9 @@ func (s *Service) CreateProduct(ctx context.Context, actor licentia.Actor, orgID
 		HeartbeatIntervalSeconds: in.HeartbeatIntervalSeconds,
 		MachineMatch:             licentia.MachineMatch(deref(in.MachineMatch, string(licentia.MatchExact))),
 		TransfersPer30Days:       deref(in.TransfersPer30Days, 0),
+		MaxConcurrent:            in.MaxConcurrent,
+		LeaseTTLSeconds:          deref(in.LeaseTTLSeconds, licentia.DefaultLeaseTTLSeconds),
+		MaxBorrowHours:           deref(in.MaxBorrowHours, 0),
 		CreatedAt:                now, UpdatedAt: now,
 	}
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
@@ -211,6 +220,18 @@ type ProductPatch struct {
 	HeartbeatIntervalSeconds *int64  `json:"heartbeat_interval_seconds" input:"nullable,min=60,max=2592000"`
 	MachineMatch             *string `json:"machine_match"`
 	TransfersPer30Days       *int64  `json:"transfers_per_30_days" input:"min=0,max=100"`
+	// MaxConcurrent sets the limit; null turns the count off.
+	MaxConcurrent   *int64 `json:"max_concurrent" input:"nullable,min=1,max=100000"`
+	LeaseTTLSeconds *int64 `json:"lease_ttl_seconds" input:"min=60,max=86400"`
+	MaxBorrowHours  *int64 `json:"max_borrow_hours" input:"min=0,max=720"`
+}
+
+// concurrentPath is max_concurrent's path, as Decoded.Null records it.
+const concurrentPath = "/max_concurrent"
+
+// changesLeases reports whether the patch gives any lease setting.
+func (in *ProductPatch) changesLeases() bool {
+	return in.MaxConcurrent != nil || in.Null[concurrentPath] || in.LeaseTTLSeconds != nil || in.MaxBorrowHours != nil
 }
 
 // heartbeatPath is the interval's path, as Decoded.Null records it.
@@ -222,8 +243,9 @@ const heartbeatPath = "/heartbeat_interval_seconds"
 func (in *ProductPatch) Validate() licentia.Issues {
 	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
 	if in.Name == nil && in.CurrentMajor == nil && in.MachinesPerSeat == nil && in.HeartbeatIntervalSeconds == nil &&
-		!in.Null[heartbeatPath] && in.MachineMatch == nil && in.TransfersPer30Days == nil && len(in.Unread) == 0 {
-		is.Add("", "give at least one of name, current_major, machines_per_seat, heartbeat_interval_seconds, machine_match, transfers_per_30_days")
+		!in.Null[heartbeatPath] && in.MachineMatch == nil && in.TransfersPer30Days == nil && !in.changesLeases() && len(in.Unread) == 0 {
+		is.Add("", "give at least one of name, current_major, machines_per_seat, heartbeat_interval_seconds, machine_match, transfers_per_30_days, "+
+			"max_concurrent, lease_ttl_seconds, max_borrow_hours")
 	}
 	var rules licentia.Issues
 	rules.CheckString("/name", in.Name, licentia.CheckName)
@@ -266,6 +288,7 @@ func (s *Service) UpdateProduct(ctx context.Context, actor licentia.Actor, orgID
 		if in.TransfersPer30Days != nil && *in.TransfersPer30Days != p.TransfersPer30Days {
 			p.TransfersPer30Days, changes["transfers_per_30_days"] = *in.TransfersPer30Days, *in.TransfersPer30Days
 		}
+		applyLeaseSettings(p, in, changes)
 		if len(changes) == 0 {
 			return nil
 		}
@@ -300,4 +323,18 @@ func (s *Service) sealingKey(ctx context.Context, tx store.Tx) (*signing.MasterK
 		return nil, err
 	}
 	return s.keys.SealingKey(recorded)
+}
+
+// applyLeaseSettings applies the patch's lease settings to p and records
+// each change.
+func applyLeaseSettings(p *licentia.Product, in ProductPatch, changes map[string]any) {
+	if (in.MaxConcurrent != nil || in.Null[concurrentPath]) && !equalCounts(in.MaxConcurrent, p.MaxConcurrent) {
+		p.MaxConcurrent, changes["max_concurrent"] = in.MaxConcurrent, in.MaxConcurrent
+	}
+	if in.LeaseTTLSeconds != nil && *in.LeaseTTLSeconds != p.LeaseTTLSeconds {
+		p.LeaseTTLSeconds, changes["lease_ttl_seconds"] = *in.LeaseTTLSeconds, *in.LeaseTTLSeconds
+	}
+	if in.MaxBorrowHours != nil && *in.MaxBorrowHours != p.MaxBorrowHours {
+		p.MaxBorrowHours, changes["max_borrow_hours"] = *in.MaxBorrowHours, *in.MaxBorrowHours
+	}
 }

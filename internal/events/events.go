@@ -49,6 +49,8 @@ type Licence struct {
 	UpdatedAt    string  `json:"updated_at"`
 	// TransfersPer30Days is null when the licence follows its product's.
 	TransfersPer30Days *int64 `json:"transfers_per_30_days"`
+	// MaxConcurrent is null when the licence follows its product's.
+	MaxConcurrent *int64 `json:"max_concurrent"`
 }
 
 // Provider holds a payment provider's ids; every key is always present.
@@ -90,7 +92,7 @@ func LicenceOf(l *licentia.Licence, now time.Time) Licence {
 			CustomerID: l.Provider.CustomerID, CheckoutID: l.Provider.CheckoutID, OrderNumber: l.Provider.OrderNumber},
 		RenewalURL: l.RenewalURL, Replaces: l.Replaces, ReplacedBy: l.ReplacedBy,
 		AnonymisedAt: licentia.FormatTimePtr(l.AnonymisedAt), CreatedAt: licentia.FormatTime(l.CreatedAt), UpdatedAt: licentia.FormatTime(l.UpdatedAt),
-		TransfersPer30Days: l.TransfersPer30Days,
+		TransfersPer30Days: l.TransfersPer30Days, MaxConcurrent: l.MaxConcurrent,
 	}
 }
 

@@ -43,6 +43,7 @@ type licenceView struct {
 	CreatedAt       string       `json:"created_at"`
 	UpdatedAt       string       `json:"updated_at"`
 	Transfers       *int64       `json:"transfers_per_30_days"`
+	MaxConcurrent   *int64       `json:"max_concurrent"`
 }
 
 // providerView is a licence's provider object; every key is always there.

@@ -84,6 +84,9 @@ var contractStatuses = map[licentia.Code]int{
 	licentia.CodeProductReserved:           409,
 	licentia.CodeInvitationNotPending:      409,
 	licentia.CodeSeatLimitReached:          409,
+	licentia.CodeActivationRequired:        409, // decisions.md, floating use
+	licentia.CodeConcurrencyLimitReached:   409, // decisions.md, floating use
+	licentia.CodeLeaseNotFound:             404, // decisions.md, floating use
 	licentia.CodeIdempotencyKeyInUse:       409, // decisions.md, beyond the contract
 	licentia.CodeIdempotencyKeyReused:      422,
 	licentia.CodePayloadTooLarge:           413,

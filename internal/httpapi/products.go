@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"time"
+
 	"encoding/hex"
 	"net/http"
 
@@ -28,6 +30,10 @@ type productJSON struct {
 	HeartbeatIntervalSeconds *int64 `json:"heartbeat_interval_seconds"`
 	MachineMatch             string `json:"machine_match"`
 	TransfersPer30Days       int64  `json:"transfers_per_30_days"`
+	// MaxConcurrent is null when the count of machines in use is off.
+	MaxConcurrent   *int64 `json:"max_concurrent"`
+	LeaseTTLSeconds int64  `json:"lease_ttl_seconds"`
+	MaxBorrowHours  int64  `json:"max_borrow_hours"`
 }
 
 type keyHistoryJSON struct {
@@ -54,6 +60,9 @@ func toProductJSON(v *admin.ProductView) productJSON {
 		HeartbeatIntervalSeconds: p.HeartbeatIntervalSeconds,
 		MachineMatch:             orDefault(string(p.MachineMatch), string(licentia.MatchExact)),
 		TransfersPer30Days:       p.TransfersPer30Days,
+		MaxConcurrent:            p.MaxConcurrent,
+		LeaseTTLSeconds:          int64(p.LeaseTTL() / time.Second),
+		MaxBorrowHours:           p.MaxBorrowHours,
 	}
 	for i, k := range p.Keys {
 		pub := hex.EncodeToString(k.PublicKey)

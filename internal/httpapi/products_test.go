@@ -39,6 +39,9 @@ type productView struct {
 	HeartbeatInterval    *int64     `json:"heartbeat_interval_seconds"`
 	MachineMatch         string     `json:"machine_match"`
 	Transfers            int64      `json:"transfers_per_30_days"`
+	MaxConcurrent        *int64     `json:"max_concurrent"`
+	LeaseTTLSeconds      int64      `json:"lease_ttl_seconds"`
+	MaxBorrowHours       int64      `json:"max_borrow_hours"`
 }
 
 // keyEntry is one entry of a product's key_history.

@@ -44,6 +44,9 @@ type Licence struct {
 	// TransfersPer30Days is the licence's own transfer limit; nil follows
 	// its product's.
 	TransfersPer30Days *int64
+	// MaxConcurrent is the licence's own limit of machines in use at once;
+	// nil follows its product's.
+	MaxConcurrent *int64
 }
 
 // TransfersAllowed is how many transfers the licence may make in any 30

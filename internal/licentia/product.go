@@ -29,8 +29,15 @@ type Product struct {
 	// TransfersPer30Days is how many times in any 30 days a full licence
 	// frees its least recently seen machine for a new one; 0 never.
 	TransfersPer30Days int64
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
+	// MaxConcurrent is how many machines of a licence may hold a lease at
+	// once; nil turns the count off (leases are still granted).
+	MaxConcurrent *int64
+	// LeaseTTLSeconds is how long a lease lasts without a renewal.
+	LeaseTTLSeconds int64
+	// MaxBorrowHours is the longest borrowed lease; 0 turns borrowing off.
+	MaxBorrowHours int64
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 	// Keys is the key history, oldest first: exactly one current key, then
 	// previous keys still accepted and retired ones.
 	Keys []ProductKey
