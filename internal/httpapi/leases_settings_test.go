@@ -136,4 +136,3 @@ func TestLeaseSettingsConcurrentPatches(t *testing.T) {
 		}
 	})
 }
-
