@@ -62,6 +62,9 @@ type subject struct {
 	licence *licentia.Licence
 	product *licentia.Product
 	priv    ed25519.PrivateKey
+	// lease, when set, is the lease of floating use a verdict is signed
+	// for: the verdict names it and is valid until its end.
+	lease *store.FloatingLease
 }
 
 // resolve runs the checks every route shares, in the contract's order: 422

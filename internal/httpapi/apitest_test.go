@@ -622,6 +622,9 @@ var publicRoutes = []activationRoute{
 	{"POST", "/v1/activations/offline"},
 	{"POST", "/v1/activations/status"},
 	{"POST", "/v1/activations/deactivate"},
+	{"POST", "/v1/leases"},
+	{"POST", "/v1/leases/renew"},
+	{"POST", "/v1/leases/release"},
 }
 
 func (rt activationRoute) String() string { return rt.method + " " + rt.pattern }

@@ -340,6 +340,9 @@ var publicStatuses = map[string][]string{
 	"POST /v1/activations":            {"200", "201", "400", "403", "404", "408", "409", "413", "422", "429", "500", "503"},
 	"POST /v1/activations/offline":    {"200", "201", "400", "403", "404", "408", "409", "413", "422", "429", "500", "503"},
 	"POST /v1/activations/status":     {"200", "400", "404", "408", "413", "422", "429", "500", "503"},
+	"POST /v1/leases":                 {"200", "201", "400", "403", "404", "408", "409", "413", "422", "429", "500", "503"},
+	"POST /v1/leases/renew":           {"200", "400", "403", "404", "408", "413", "422", "429", "500", "503"},
+	"POST /v1/leases/release":         {"200", "400", "404", "408", "413", "422", "429", "500"},
 	"POST /v1/activations/deactivate": {"200", "400", "404", "408", "413", "422", "429", "500"},
 	// The lookup signs the keys it shows (503); only the POST reads a body
 	// that may miss the read deadline (408).

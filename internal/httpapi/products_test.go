@@ -210,7 +210,7 @@ func TestCreateProduct(t *testing.T) {
 		LicenceSigningDomain: "licentia/licence-key/v1", VerdictSigningDomain: "licentia/verdict/v1",
 		PublicKey: got.PublicKey, PreviousPublicKeys: []string{}, SigningKeyStatus: "ok",
 		KeyHistory: []keyEntry{currentKey(t, got.PublicKey, start)},
-		CreatedAt:  "2026-03-02T09:00:00.000Z", UpdatedAt: "2026-03-02T09:00:00.000Z", MachineMatch: "exact",
+		CreatedAt:  "2026-03-02T09:00:00.000Z", UpdatedAt: "2026-03-02T09:00:00.000Z", MachineMatch: "exact", LeaseTTLSeconds: 900,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("created product mismatch (-want +got):\n%s", diff)
