@@ -45,14 +45,23 @@ func matching(rule licentia.MachineMatch, live []licentia.Activation, m Machine)
 	return best
 }
 
+// rebindQuiet is how long an activation must have gone unseen before a
+// new machine id takes it over. Requests racing to rebind it arrive
+// within it of each other: one whose whole request runs after the first
+// committed (the machine is loaded, its turn came late) would otherwise
+// find the activation bound as it read it, and rebind it a second time.
+// A machine whose id changed was last seen before its restart, seconds
+// at least before it asks again.
+const rebindQuiet = 5 * time.Second
+
 // rebind moves the live activation m's components match to m, in tx with
 // l locked, and returns it; nil when none matches, or the match is bound
-// to another machine id than bound says or was seen at now (another
-// request rebound it meanwhile).
+// to another machine id than bound says or was seen within rebindQuiet
+// of now (another request rebound it meanwhile).
 func rebind(ctx context.Context, tx store.Tx, l *licentia.Licence, p *licentia.Product, live []licentia.Activation,
 	m Machine, bound map[string]string, now time.Time) (*licentia.Activation, error) {
 	a := matching(p.MachineMatch, live, m)
-	if a == nil || bound[a.ID] != a.MachineID || !a.LastSeenAt.Before(now) {
+	if a == nil || bound[a.ID] != a.MachineID || !a.LastSeenAt.Before(now.Add(-rebindQuiet)) {
 		return nil, nil
 	}
 	previous := a.MachineID

@@ -269,3 +269,30 @@ func TestCatalinaDay(t *testing.T) {
 		})
 	}
 }
+
+// TestRebindQuiet: an activation seen five seconds ago or less is not
+// rebound (a request coming late in a race finds the one just rebound
+// seen at once), so the full licence refuses the new machine id; past
+// that, it is rebound.
+func TestRebindQuiet(t *testing.T) {
+	f := newFixture(t, engines[0].open(t))
+	f.match(t, licentia.MatchMost)
+	id, key := f.issue(t, 1)
+	first, err := f.svc.Activate(t.Context(), activateParts(key, "old-id", parts("m", 0)))
+	if err != nil {
+		t.Fatalf("Activate(old-id) error = %v", err)
+	}
+	f.clock.Advance(5 * time.Second)
+	_, err = f.svc.Activate(t.Context(), activateParts(key, "new-id", parts("m", 1)))
+	if licentia.ErrorCode(err) != licentia.CodeSeatLimitReached {
+		t.Fatalf("Activate(new-id) five seconds after old-id was seen error = %v, want seat_limit_reached", err)
+	}
+	f.clock.Advance(time.Millisecond)
+	res, err := f.svc.Activate(t.Context(), activateParts(key, "new-id", parts("m", 1)))
+	if err != nil || res.Created || res.Activation.ID != first.Activation.ID {
+		t.Fatalf("Activate(new-id) past five seconds = %+v, %v; want %s rebound", res, err, first.Activation.ID)
+	}
+	if live := f.liveMachines(t, id); len(live) != 1 || live[0] != "new-id" {
+		t.Errorf("live machines %v, want [new-id]", live)
+	}
+}
