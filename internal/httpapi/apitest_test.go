@@ -187,7 +187,8 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 		BaseURL: baseURL, PublicURL: testBaseURL, Providers: o.providers, Mail: sender, Logger: log})
 	var m *metrics.Metrics
 	if o.metrics {
-		m = metrics.New(metrics.Options{PendingDeliveries: served.CountPendingDeliveries, Logger: log})
+		m = metrics.New(metrics.Options{PendingDeliveries: served.CountPendingDeliveries, Logger: log,
+			LeasesInUse: func(ctx context.Context) (int64, error) { return served.CountLeasesInUse(ctx, clk.Now()) }})
 	}
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(clk)
 	if o.limiter != nil {

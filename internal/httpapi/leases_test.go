@@ -2,8 +2,11 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/sdk"
@@ -247,4 +250,44 @@ func TestLeaseRace(t *testing.T) {
 			t.Errorf("%d racers won the last place, want 1", won)
 		}
 	})
+}
+
+// TestLeaseMetrics: the leases in use are a gauge read on each scrape,
+// and the lease routes' answers, refusals included, are counted by route
+// and result.
+func TestLeaseMetrics(t *testing.T) {
+	e := newLeaseEnv(t, envOptions{metrics: true}, map[string]any{"max_concurrent": 1, "lease_ttl_seconds": 60})
+	key := e.issue(t, e.allKey, issueBody(map[string]any{"limit_count": 2})).LicenceKey
+	e.takeSeat(t, key, "m1", http.StatusCreated)
+	e.takeSeat(t, key, "m2", http.StatusCreated)
+	held := e.takeLease(t, key, "m1", nil, http.StatusCreated)
+	e.run(t, scenario{call: leaseCall(key, "m2", nil), wantStatus: http.StatusConflict, wantCode: licentia.CodeConcurrencyLimitReached,
+		wantDetails: map[string]any{"limit": float64(1), "in_use": float64(1), "retry_after_seconds": float64(60)}})
+	e.run(t, scenario{call: leaseRefCall("renew", key, "m1", held.Lease.ID), wantStatus: http.StatusOK})
+	e.run(t, scenario{call: leaseRefCall("release", key, "m2", held.Lease.ID), wantStatus: http.StatusOK})
+	gauge := func(want string) {
+		t.Helper()
+		err := testutil.GatherAndCompare(e.metrics.Gatherer(), strings.NewReader(`
+# HELP licentia_leases_in_use Leases of floating use in use (unexpired, of live activations), of every licence. Read from the database on each scrape.
+# TYPE licentia_leases_in_use gauge
+licentia_leases_in_use `+want+"\n"), "licentia_leases_in_use")
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	gauge("1")
+	err := testutil.GatherAndCompare(e.metrics.Gatherer(), strings.NewReader(`
+# HELP licentia_activations_total Answers of the activation routes, by route (activate, activate_offline, status, deactivate, lease, lease_renew, lease_release) and result (ok or the error code).
+# TYPE licentia_activations_total counter
+licentia_activations_total{result="concurrency_limit_reached",route="lease"} 1
+licentia_activations_total{result="ok",route="activate"} 2
+licentia_activations_total{result="ok",route="lease"} 1
+licentia_activations_total{result="ok",route="lease_release"} 1
+licentia_activations_total{result="ok",route="lease_renew"} 1
+`), "licentia_activations_total")
+	if err != nil {
+		t.Error(err)
+	}
+	e.clock.Advance(time.Minute) // the lease ends: it stops counting at once
+	gauge("0")
 }
