@@ -146,7 +146,7 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 	if o.shareStore != nil {
 		st, clk = o.shareStore.store, o.shareStore.clock
 	} else if o.postgres {
-		st, clk = storetest.OpenPostgres(t.(*testing.T)), clock.NewFake(start)
+		st, clk = storetest.OpenPostgresTB(t), clock.NewFake(start)
 	} else {
 		db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
 		if err != nil {
