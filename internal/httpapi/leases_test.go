@@ -291,3 +291,47 @@ licentia_activations_total{result="ok",route="lease_renew"} 1
 	e.clock.Advance(time.Minute) // the lease ends: it stops counting at once
 	gauge("0")
 }
+
+// TestLeaseConcurrentRenewAndRelease, on both engines: renewals of one
+// lease at once all answer 200 with its id, and releases of it at once
+// release it exactly once; a machine asking for a lease many times at
+// once holds one.
+func TestLeaseConcurrentRenewAndRelease(t *testing.T) {
+	bothEngines(t, func(t *testing.T, o envOptions) {
+		e := newLeaseEnv(t, o, map[string]any{"max_concurrent": 5})
+		key := e.issue(t, e.allKey, issueBody(nil)).LicenceKey
+		e.takeSeat(t, key, "m1", http.StatusCreated)
+		const n = 8
+		taken := e.concurrently(t, n, func(int) call { return leaseCall(key, "m1", nil) })
+		ids := map[string]bool{}
+		created := 0
+		for _, r := range taken {
+			if r.status == http.StatusCreated {
+				created++
+			}
+			ids[decodeStrict[leaseView](t, r.body).Lease.ID] = true
+		}
+		if created != 1 || len(ids) != 1 {
+			t.Fatalf("%d takes at once: %d created, %d lease ids; want 1 and 1", n, created, len(ids))
+		}
+		var id string
+		for id = range ids {
+		}
+		for _, r := range e.concurrently(t, n, func(int) call { return leaseRefCall("renew", key, "m1", id) }) {
+			if r.status != http.StatusOK || decodeStrict[leaseView](t, r.body).Lease.ID != id {
+				t.Errorf("renewal at once: %d %s", r.status, r.body)
+			}
+		}
+		released := 0
+		for _, r := range e.concurrently(t, n, func(int) call { return leaseRefCall("release", key, "m1", id) }) {
+			if r.status == http.StatusOK && decodeStrict[struct {
+				Released bool `json:"released"`
+			}](t, r.body).Released {
+				released++
+			}
+		}
+		if released != 1 {
+			t.Errorf("%d releases at once released %d times, want 1", n, released)
+		}
+	})
+}
