@@ -34,6 +34,11 @@ type Config struct {
 	// MachineID(appSalt). Every verdict, fresh or stored, must name it, so a
 	// record copied to another machine does not carry the licence with it.
 	MachineID string
+	// Components are hashes of this machine's parts, usually
+	// Components(Product.ID), sent with each activation so that the server
+	// can recognise the machine when its id changes (docs/machines.md).
+	// nil sends none.
+	Components map[string]string
 	// Store keeps the licence key and last verdict between runs.
 	Store Store
 	// Now is the clock; nil means the system clock.
@@ -91,6 +96,7 @@ type Client struct {
 	verifier    *Verifier
 	major       int
 	machineID   string
+	components  map[string]string
 	store       Store
 	now         func() time.Time
 	after       func(time.Duration) <-chan time.Time
@@ -129,7 +135,7 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		base: strings.TrimRight(cfg.BaseURL, "/"), http: cfg.HTTPClient, product: cfg.Product, verifier: v,
-		major: cfg.Major, machineID: cfg.MachineID, store: cfg.Store, now: cfg.Now, after: cfg.After,
+		major: cfg.Major, machineID: cfg.MachineID, components: cfg.Components, store: cfg.Store, now: cfg.Now, after: cfg.After,
 		maxOffline: cfg.MaxOffline, requireSeat: cfg.RequireSeat,
 	}
 	if c.http == nil {

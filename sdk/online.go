@@ -12,6 +12,9 @@ type activateRequest struct {
 	LicenceKey string `json:"licence_key"`
 	MachineID  string `json:"machine_id"`
 	Machine
+	// Components are left out when there are none, as SDKs before them
+	// sent.
+	Components map[string]string `json:"components,omitempty"`
 }
 
 type keyRequest struct {
@@ -201,7 +204,7 @@ func (c *Client) Deactivate(ctx context.Context) (changed bool, err error) {
 // revoked or expired licence stands behind it.
 func (c *Client) requestActivation(ctx context.Context, key, licenceID string, m Machine, held *Verdict) attempt {
 	var ans activateAnswer
-	status, err := c.post(ctx, pathActivate, activateRequest{LicenceKey: key, MachineID: c.machineID, Machine: m}, &ans)
+	status, err := c.post(ctx, pathActivate, activateRequest{LicenceKey: key, MachineID: c.machineID, Machine: m, Components: c.components}, &ans)
 	if err == nil {
 		v, err := c.accept(ans.Verdict, licenceID, held)
 		if err != nil {

@@ -54,6 +54,11 @@ type Verdict struct {
 	ValidUntil string `json:"valid_until"`
 	// KeyFingerprint names the public key that signed the verdict.
 	KeyFingerprint string `json:"key_fingerprint"`
+	// LeaseID and LeaseExpiresAt name the lease of floating use the
+	// verdict was signed for (docs/floating.md); absent from other
+	// verdicts. Its valid_until is never past the lease's end.
+	LeaseID        *string `json:"lease_id,omitempty"`
+	LeaseExpiresAt *string `json:"lease_expires_at,omitempty"`
 	// Features are the licence's grants in force when the verdict was
 	// signed, ordered by code; absent when there are none, so a verdict
 	// without features reads as it always did.

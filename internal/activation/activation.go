@@ -62,6 +62,9 @@ type subject struct {
 	licence *licentia.Licence
 	product *licentia.Product
 	priv    ed25519.PrivateKey
+	// lease, when set, is the lease of floating use a verdict is signed
+	// for: the verdict names it and is valid until its end.
+	lease *store.FloatingLease
 }
 
 // resolve runs the checks every route shares, in the contract's order: 422
@@ -126,6 +129,10 @@ func (s *Service) activate(ctx context.Context, actor licentia.Actor, in Activat
 		return nil, err
 	}
 	now := s.now()
+	bound, err := s.boundBefore(ctx, sub, m)
+	if err != nil {
+		return nil, fmt.Errorf("activate: %w", err)
+	}
 	var res Result
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		res = Result{} // a run again starts afresh (see store.Store.InTx)
@@ -141,6 +148,9 @@ func (s *Service) activate(ctx context.Context, actor licentia.Actor, in Activat
 		switch {
 		case err == nil:
 			held.LastSeenAt, held.Label, held.OS, held.AppVersion = now, m.Label, m.OS, m.AppVersion
+			if m.Components != nil {
+				held.Components = m.Components
+			}
 			res.Activation = held
 			return tx.TouchActivation(ctx, held)
 		case licentia.ErrorCode(err) != licentia.CodeNotFound:
@@ -150,11 +160,24 @@ func (s *Service) activate(ctx context.Context, actor licentia.Actor, in Activat
 		if err != nil {
 			return err
 		}
-		if l.LiveActivations >= l.MachinesAllowed(p.MachinesPerSeat) {
-			return licentia.SeatLimitReached(l, p.MachinesPerSeat, l.LiveActivations)
+		live, err := s.liveIfNeeded(ctx, tx, l, p, bound)
+		if err != nil {
+			return err
+		}
+		if res.Activation, err = rebind(ctx, tx, l, p, live, m, bound, now); err != nil || res.Activation != nil {
+			return err
+		}
+		if allowed := l.MachinesAllowed(p.MachinesPerSeat); l.LiveActivations >= allowed {
+			moved, err := transfer(ctx, tx, l, p, live, allowed, now)
+			if err != nil {
+				return err
+			}
+			if !moved {
+				return licentia.SeatLimitReached(l, p.MachinesPerSeat, l.LiveActivations)
+			}
 		}
 		a := &licentia.Activation{ID: licentia.NewID(), OrgID: l.OrgID, LicenceID: l.ID, MachineID: m.ID,
-			Label: m.Label, OS: m.OS, AppVersion: m.AppVersion, ActivatedAt: now, LastSeenAt: now}
+			Label: m.Label, OS: m.OS, AppVersion: m.AppVersion, ActivatedAt: now, LastSeenAt: now, Components: m.Components}
 		if err := tx.CreateActivation(ctx, a); err != nil {
 			return err
 		}

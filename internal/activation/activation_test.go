@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
@@ -481,7 +483,7 @@ func TestStatusKeepsRefreshedMachine(t *testing.T) {
 				t.Fatalf("Activations() = %v, %v; want one", as, err)
 			}
 			got := activation.Machine{ID: as[0].MachineID, Label: as[0].Label, OS: as[0].OS, AppVersion: as[0].AppVersion}
-			if got != renamed {
+			if !cmp.Equal(got, renamed) {
 				t.Errorf("machine after the status check = %+v, want %+v", got, renamed)
 			}
 			if !as[0].LastSeenAt.Equal(f.clock.Now()) {

@@ -1,9 +1,11 @@
 package activation
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/licentia/licentia/internal/licentia"
@@ -49,6 +51,9 @@ type Machine struct {
 	Label      string
 	OS         string
 	AppVersion string
+	// Components are the hashes of the machine's parts, by name; nil when
+	// the application sent none (as SDKs before components do).
+	Components map[string]string
 }
 
 // Activate is the body of an activation: the licence key, the machine, and
@@ -60,10 +65,13 @@ type Activate struct {
 	Label      *string `json:"label" input:"required"`
 	OS         *string `json:"os" input:"required"`
 	AppVersion *string `json:"app_version" input:"required"`
+	// Components are optional: names to hashes of the machine's parts.
+	Components map[string]string `json:"components"`
 }
 
 // Validate reports every problem of an activation: the key and the machine
-// first, then each of label, os and app_version in turn.
+// first, then each of label, os and app_version in turn, then the
+// components.
 func (in *Activate) Validate() licentia.Issues {
 	fields := licentia.CheckFields(in)
 	is := slices.Clone(in.Before)
@@ -75,12 +83,41 @@ func (in *Activate) Validate() licentia.Issues {
 		is = append(is, fields.Of(f.path)...)
 		is.CheckString(f.path, f.value, CheckMachineField)
 	}
+	is = append(is, fields.Of("/components")...)
+	checkComponents(&is, in.Components)
 	return is
 }
 
+// checkComponents adds the problems of components, if given: their number,
+// then each name and hash at /components/<name>, by name. Past the limit
+// only the number is reported, so a body full of components makes one
+// issue, not thousands.
+func checkComponents(is *licentia.Issues, components map[string]string) {
+	if components == nil {
+		return
+	}
+	if n := len(components); n < 1 || n > licentia.MaxComponents {
+		is.Add("/components", "must have 1 to %d components", licentia.MaxComponents)
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(components)) {
+		path := "/components/" + pointerEscaper.Replace(name)
+		if msg := licentia.CheckComponentName(name); msg != "" {
+			is.Add(path, "%s", msg)
+			continue
+		}
+		if msg := licentia.CheckComponentHash(components[name]); msg != "" {
+			is.Add(path, "%s", msg)
+		}
+	}
+}
+
+// pointerEscaper escapes a name as a JSON Pointer (RFC 6901) token.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+
 // machine is the machine the activation names.
 func (in *Activate) machine() Machine {
-	return Machine{ID: *in.MachineID, Label: *in.Label, OS: *in.OS, AppVersion: *in.AppVersion}
+	return Machine{ID: *in.MachineID, Label: *in.Label, OS: *in.OS, AppVersion: *in.AppVersion, Components: in.Components}
 }
 
 // Status is the body of a status check: the licence key and the machine.

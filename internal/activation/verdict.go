@@ -49,7 +49,8 @@ type keptVerdict struct {
 // verdictReuse ago; an activation always signs anew. It is valid for the
 // configured validity; a trial's active verdict never past one day after
 // the trial's end; for a product with heartbeat leases, never past the
-// lease the verdict's check renewed.
+// lease the verdict's check renewed; for a lease of floating use (never
+// reused), until the lease's end and never past it.
 func (s *Service) verdict(sub *subject, machineID string, activationID *string, now time.Time, reuse bool) (string, error) {
 	l := sub.licence
 	state := l.DerivedState(now)
@@ -78,6 +79,13 @@ func (s *Service) verdict(sub *subject, machineID string, activationID *string, 
 		return kept.verdict, nil
 	}
 	validUntil := now.Add(s.validity)
+	if sub.lease != nil {
+		// A lease's end takes the place of the configured validity: a
+		// borrowed lease holds offline until its end, a short one no
+		// longer.
+		validUntil = sub.lease.ExpiresAt
+		v.LeaseID, v.LeaseExpiresAt = &sub.lease.ID, new(licentia.FormatTime(sub.lease.ExpiresAt))
+	}
 	if state == licentia.StateTrial && l.TrialEndsAt != nil {
 		if limit := l.TrialEndsAt.Add(trialGrace); validUntil.After(limit) {
 			validUntil = limit

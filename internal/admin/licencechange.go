@@ -23,6 +23,30 @@ type LicenceChange struct {
 	// Features replaces the licence's grants with these: codes, or
 	// objects { code, expires_at }; [] takes them all away.
 	Features []licentia.GrantRequest `json:"features"`
+	// TransfersPer30Days sets the licence's own transfer limit; null
+	// follows the product's again.
+	TransfersPer30Days *int64 `json:"transfers_per_30_days" input:"nullable,min=0,max=100"`
+	// MaxConcurrent sets the licence's own limit of machines in use at
+	// once; null follows the product's again.
+	MaxConcurrent *int64 `json:"max_concurrent" input:"nullable,min=1,max=100000"`
+}
+
+// pathConcurrent is where max_concurrent is recorded as null.
+const pathConcurrent = "/max_concurrent"
+
+// changesConcurrent reports whether the change gives max_concurrent, a
+// number or null.
+func (in *LicenceChange) changesConcurrent() bool {
+	return in.MaxConcurrent != nil || in.IsNull(pathConcurrent)
+}
+
+// pathTransfers is where transfers_per_30_days is recorded as null.
+const pathTransfers = "/transfers_per_30_days"
+
+// changesTransfers reports whether the change gives transfers_per_30_days,
+// a number or null.
+func (in *LicenceChange) changesTransfers() bool {
+	return in.TransfersPer30Days != nil || in.IsNull(pathTransfers)
 }
 
 // pathExpiresAt is where expires_at is reported and recorded as null.
@@ -48,8 +72,9 @@ func (in *LicenceChange) changesExpiry() bool { return in.ExpiresAt != nil || in
 // then derived expired.
 func (in *LicenceChange) Validate() licentia.Issues {
 	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
-	if in.LimitKind == nil && in.LimitCount == nil && !in.changesExpiry() && in.Major == nil && in.Features == nil && len(in.Unread) == 0 {
-		is.Add("", "give at least one of limit_kind, limit_count, expires_at, major, features")
+	if in.LimitKind == nil && in.LimitCount == nil && !in.changesExpiry() && in.Major == nil && in.Features == nil && !in.changesTransfers() &&
+		!in.changesConcurrent() && len(in.Unread) == 0 {
+		is.Add("", "give at least one of limit_kind, limit_count, expires_at, major, features, transfers_per_30_days, max_concurrent")
 	}
 	var rules licentia.Issues
 	if in.LimitKind != nil && *in.LimitKind != licentia.LimitSeats && *in.LimitKind != licentia.LimitMachines {
@@ -145,6 +170,12 @@ func applyLicenceChange(l *licentia.Licence, in LicenceChange) map[string]any {
 	if in.Major != nil && *in.Major != l.Major {
 		l.Major, changes["major"] = *in.Major, *in.Major
 	}
+	if in.changesTransfers() && !equalCounts(in.TransfersPer30Days, l.TransfersPer30Days) {
+		l.TransfersPer30Days, changes["transfers_per_30_days"] = in.TransfersPer30Days, in.TransfersPer30Days
+	}
+	if in.changesConcurrent() && !equalCounts(in.MaxConcurrent, l.MaxConcurrent) {
+		l.MaxConcurrent, changes["max_concurrent"] = in.MaxConcurrent, in.MaxConcurrent
+	}
 	if !in.changesExpiry() {
 		return changes
 	}
@@ -171,4 +202,13 @@ func equalTimes(a, b *time.Time) bool {
 		return a == b
 	}
 	return a.Equal(*b)
+}
+
+// equalCounts reports whether two optional numbers are equal, or both
+// absent.
+func equalCounts(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }

@@ -44,6 +44,12 @@ type NewLicence struct {
 	SendKeyMail *bool `json:"send_key_mail"`
 	// Features are the grants: codes, or objects { code, expires_at }.
 	Features []licentia.GrantRequest `json:"features"`
+	// TransfersPer30Days is the licence's own transfer limit; null or
+	// absent follows the product's.
+	TransfersPer30Days *int64 `json:"transfers_per_30_days" input:"nullable,min=0,max=100"`
+	// MaxConcurrent is the licence's own limit of machines in use at once;
+	// null or absent follows the product's.
+	MaxConcurrent *int64 `json:"max_concurrent" input:"nullable,min=1,max=100000"`
 }
 
 // Validate reports every problem of a new licence at now: first each
@@ -95,6 +101,7 @@ func (s *Service) IssueLicence(ctx context.Context, actor licentia.Actor, orgID 
 		ID: licentia.NewID(), OrgID: orgID, ProductID: *in.ProductID, Email: *in.Email, IssuedAt: now,
 		LimitKind: deref(in.LimitKind, licentia.LimitSeats), LimitCount: deref(in.LimitCount, 1),
 		Status: licentia.StatusActive, Source: licentia.SourceAdmin, ExternalRef: in.ExternalRef,
+		TransfersPer30Days: in.TransfersPer30Days, MaxConcurrent: in.MaxConcurrent,
 		CreatedAt: now, UpdatedAt: now,
 	}
 	if in.ID != nil {

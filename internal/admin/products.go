@@ -62,6 +62,16 @@ type NewProduct struct {
 	// HeartbeatIntervalSeconds turns heartbeat leases on; null or absent
 	// leaves them off.
 	HeartbeatIntervalSeconds *int64 `json:"heartbeat_interval_seconds" input:"nullable,min=60,max=2592000"`
+	// MachineMatch is exact (the default), two, most or any.
+	MachineMatch *string `json:"machine_match"`
+	// TransfersPer30Days defaults to 0, no transfers.
+	TransfersPer30Days *int64 `json:"transfers_per_30_days" input:"min=0,max=100"`
+	// MaxConcurrent limits the machines of a licence in use at once; null
+	// or absent leaves the count off.
+	MaxConcurrent   *int64 `json:"max_concurrent" input:"nullable,min=1,max=100000"`
+	LeaseTTLSeconds *int64 `json:"lease_ttl_seconds" input:"min=60,max=86400"`
+	// MaxBorrowHours defaults to 0, borrowing off.
+	MaxBorrowHours *int64 `json:"max_borrow_hours" input:"min=0,max=720"`
 }
 
 // Validate reports every problem of a new product: first each field's own,
@@ -74,6 +84,7 @@ func (in *NewProduct) Validate() licentia.Issues {
 	rules.CheckString("/key_prefix", in.KeyPrefix, func(p string) string { _, msg := licentia.NormaliseKeyPrefix(p); return msg })
 	rules.CheckString("/licence_signing_domain", in.LicenceSigningDomain, licentia.CheckSigningDomain)
 	rules.CheckString("/verdict_signing_domain", in.VerdictSigningDomain, licentia.CheckSigningDomain)
+	rules.CheckString("/machine_match", in.MachineMatch, licentia.CheckMachineMatch)
 	is.Merge(rules)
 	return is
 }
@@ -93,6 +104,11 @@ func (s *Service) CreateProduct(ctx context.Context, actor licentia.Actor, orgID
 		LicenceSigningDomain:     deref(in.LicenceSigningDomain, ""),
 		VerdictSigningDomain:     deref(in.VerdictSigningDomain, ""),
 		HeartbeatIntervalSeconds: in.HeartbeatIntervalSeconds,
+		MachineMatch:             licentia.MachineMatch(deref(in.MachineMatch, string(licentia.MatchExact))),
+		TransfersPer30Days:       deref(in.TransfersPer30Days, 0),
+		MaxConcurrent:            in.MaxConcurrent,
+		LeaseTTLSeconds:          deref(in.LeaseTTLSeconds, licentia.DefaultLeaseTTLSeconds),
+		MaxBorrowHours:           deref(in.MaxBorrowHours, 0),
 		CreatedAt:                now, UpdatedAt: now,
 	}
 	err := s.store.InTx(ctx, func(tx store.Tx) error {
@@ -201,7 +217,21 @@ type ProductPatch struct {
 	MachinesPerSeat *int64  `json:"machines_per_seat" input:"min=1,max=1000"`
 	// HeartbeatIntervalSeconds sets the interval; null turns heartbeat
 	// leases off.
-	HeartbeatIntervalSeconds *int64 `json:"heartbeat_interval_seconds" input:"nullable,min=60,max=2592000"`
+	HeartbeatIntervalSeconds *int64  `json:"heartbeat_interval_seconds" input:"nullable,min=60,max=2592000"`
+	MachineMatch             *string `json:"machine_match"`
+	TransfersPer30Days       *int64  `json:"transfers_per_30_days" input:"min=0,max=100"`
+	// MaxConcurrent sets the limit; null turns the count off.
+	MaxConcurrent   *int64 `json:"max_concurrent" input:"nullable,min=1,max=100000"`
+	LeaseTTLSeconds *int64 `json:"lease_ttl_seconds" input:"min=60,max=86400"`
+	MaxBorrowHours  *int64 `json:"max_borrow_hours" input:"min=0,max=720"`
+}
+
+// concurrentPath is max_concurrent's path, as Decoded.Null records it.
+const concurrentPath = "/max_concurrent"
+
+// changesLeases reports whether the patch gives any lease setting.
+func (in *ProductPatch) changesLeases() bool {
+	return in.MaxConcurrent != nil || in.Null[concurrentPath] || in.LeaseTTLSeconds != nil || in.MaxBorrowHours != nil
 }
 
 // heartbeatPath is the interval's path, as Decoded.Null records it.
@@ -213,11 +243,13 @@ const heartbeatPath = "/heartbeat_interval_seconds"
 func (in *ProductPatch) Validate() licentia.Issues {
 	is := append(slices.Clone(in.Before), licentia.CheckFields(in)...)
 	if in.Name == nil && in.CurrentMajor == nil && in.MachinesPerSeat == nil && in.HeartbeatIntervalSeconds == nil &&
-		!in.Null[heartbeatPath] && len(in.Unread) == 0 {
-		is.Add("", "give at least one of name, current_major, machines_per_seat, heartbeat_interval_seconds")
+		!in.Null[heartbeatPath] && in.MachineMatch == nil && in.TransfersPer30Days == nil && !in.changesLeases() && len(in.Unread) == 0 {
+		is.Add("", "give at least one of name, current_major, machines_per_seat, heartbeat_interval_seconds, machine_match, transfers_per_30_days, "+
+			"max_concurrent, lease_ttl_seconds, max_borrow_hours")
 	}
 	var rules licentia.Issues
 	rules.CheckString("/name", in.Name, licentia.CheckName)
+	rules.CheckString("/machine_match", in.MachineMatch, licentia.CheckMachineMatch)
 	is.Merge(rules)
 	return is
 }
@@ -250,6 +282,13 @@ func (s *Service) UpdateProduct(ctx context.Context, actor licentia.Actor, orgID
 		case hb == nil && in.Null[heartbeatPath] && p.HeartbeatIntervalSeconds != nil:
 			p.HeartbeatIntervalSeconds, changes["heartbeat_interval_seconds"] = nil, nil
 		}
+		if in.MachineMatch != nil && licentia.MachineMatch(*in.MachineMatch) != p.MachineMatch {
+			p.MachineMatch, changes["machine_match"] = licentia.MachineMatch(*in.MachineMatch), *in.MachineMatch
+		}
+		if in.TransfersPer30Days != nil && *in.TransfersPer30Days != p.TransfersPer30Days {
+			p.TransfersPer30Days, changes["transfers_per_30_days"] = *in.TransfersPer30Days, *in.TransfersPer30Days
+		}
+		applyLeaseSettings(p, in, changes)
 		if len(changes) == 0 {
 			return nil
 		}
@@ -284,4 +323,18 @@ func (s *Service) sealingKey(ctx context.Context, tx store.Tx) (*signing.MasterK
 		return nil, err
 	}
 	return s.keys.SealingKey(recorded)
+}
+
+// applyLeaseSettings applies the patch's lease settings to p and records
+// each change.
+func applyLeaseSettings(p *licentia.Product, in ProductPatch, changes map[string]any) {
+	if (in.MaxConcurrent != nil || in.Null[concurrentPath]) && !equalCounts(in.MaxConcurrent, p.MaxConcurrent) {
+		p.MaxConcurrent, changes["max_concurrent"] = in.MaxConcurrent, in.MaxConcurrent
+	}
+	if in.LeaseTTLSeconds != nil && *in.LeaseTTLSeconds != p.LeaseTTLSeconds {
+		p.LeaseTTLSeconds, changes["lease_ttl_seconds"] = *in.LeaseTTLSeconds, *in.LeaseTTLSeconds
+	}
+	if in.MaxBorrowHours != nil && *in.MaxBorrowHours != p.MaxBorrowHours {
+		p.MaxBorrowHours, changes["max_borrow_hours"] = *in.MaxBorrowHours, *in.MaxBorrowHours
+	}
 }

@@ -43,6 +43,12 @@ func jobs(st store.Store, svc *admin.Service, act *activation.Service, cat *sign
 			_, err := act.FreeExpiredLeases(ctx)
 			return err
 		}},
+		// Leases of floating use stop counting when they end; the sweep
+		// only keeps their table small.
+		{"floating lease sweep", time.Minute, func(ctx context.Context) error {
+			_, err := act.SweepLeases(ctx)
+			return err
+		}},
 		// Run keeps sending until the context ends; the interval is only
 		// the wait before it starts again after a failed claim.
 		{"webhook deliveries", time.Second, worker.Run},

@@ -47,7 +47,7 @@ func TestServeJobs(t *testing.T) {
 		"webhook deliveries": time.Second, "customer mail": time.Second, "event clean-up": time.Hour, "session clean-up": time.Hour,
 		"portal clean-up":             time.Hour,
 		"authorization code clean-up": time.Hour, "idempotency key clean-up": time.Hour, "lease sweep": 30 * time.Second,
-		"idempotency key settling": time.Second,
+		"idempotency key settling": time.Second, "floating lease sweep": time.Minute,
 	}
 	if diff := cmp.Diff(want, app.JobIntervals()); diff != "" {
 		t.Errorf("jobs mismatch (-want +got):\n%s", diff)

@@ -61,9 +61,6 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		return nil, err
 	}
 	log := slog.New(slog.NewJSONHandler(env.Stderr, nil))
-	if w := cfg.BaseURLWarning(); w != "" {
-		log.Warn(w, "base_url", cfg.BaseURL)
-	}
 	plans, err := loadPlans(cfg)
 	if err != nil {
 		return nil, err
@@ -103,6 +100,11 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 		jobs: jobs(st, ops.admin, ops.activation, ops.cat, ops.worker, ops.mailer, doors.console, doors.portal, doors.oauth, doors.api, ops.clock),
 		http: newHTTPServer(doors.handler(), log)}
 	log.Info("licentia listening", "addr", ln.Addr().String(), "build", build.Read(), "config", cfg.Redacted())
+	// Warned once the service starts, so that a start refused for another
+	// reason prints that reason alone.
+	if w := cfg.BaseURLWarning(); w != "" {
+		log.Warn(w, "base_url", cfg.BaseURL)
+	}
 	return a, nil
 }
 

@@ -165,7 +165,8 @@ func newOperations(ctx context.Context, cfg config.Config, log *slog.Logger, st 
 	// records nothing.
 	var m *metrics.Metrics
 	if cfg.MetricsListen != "" {
-		m = metrics.New(metrics.Options{PendingDeliveries: st.CountPendingDeliveries, Logger: log})
+		m = metrics.New(metrics.Options{PendingDeliveries: st.CountPendingDeliveries, Logger: log,
+			LeasesInUse: func(ctx context.Context) (int64, error) { return st.CountLeasesInUse(ctx, clk.Now()) }})
 	}
 	keys := signing.NewKeyringFile(master, masterKeyPath(cfg))
 	cat := signing.NewCatalogue(st, clk, log)

@@ -161,7 +161,9 @@ func (c *Config) checkDatabase() (problems []string) {
 
 // loadHTTP checks the public address and reads the trusted proxies.
 func (c *Config) loadHTTP(getenv func(string) string) (problems []string) {
-	if c.BaseURL != "" {
+	// A defaulted address is the listen address, whose own faults the
+	// listener reports.
+	if c.BaseURL != "" && !c.BaseURLDefaulted {
 		u, err := url.Parse(c.BaseURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			problems = append(problems, "LICENTIA_BASE_URL must be an absolute http or https URL")

@@ -199,6 +199,9 @@ type licencePage struct {
 	// form that changes them.
 	Grants  []grantRow
 	Choices []grantChoice
+	// Use is the licence's leases in use and transfers of the last 30
+	// days; nil for an anonymised licence, which has neither.
+	Use *admin.LicenceUse
 }
 
 // statusOps are the status changes a licence allows: revoking what is
@@ -261,6 +264,11 @@ func (s *Server) showLicence(w http.ResponseWriter, r *http.Request, v *visit, i
 			page.Live = append(page.Live, a)
 		} else {
 			page.Past = append(page.Past, a)
+		}
+	}
+	if lv.Licence.AnonymisedAt == nil {
+		if page.Use, err = s.admin.LicenceUse(ctx, v.orgID(), id); err != nil {
+			return err
 		}
 	}
 	if v.Member.Role.HasScope(licentia.ScopeAuditRead) {
@@ -330,7 +338,20 @@ func (s *Server) changeLicence(w http.ResponseWriter, r *http.Request, v *visit)
 		return err
 	}
 	var in admin.LicenceChange
+	// An empty limit keeps the licence's own value, as every field of the
+	// form does; the boxes make it follow the product's again.
+	follows := map[string]string{"max_concurrent": "concurrent_follows", "transfers_per_30_days": "transfers_follow"}
+	for field := range follows {
+		if strings.TrimSpace(r.PostForm.Get(field)) == "" {
+			r.PostForm.Del(field)
+		}
+	}
 	decodeForm(r.PostForm, &in)
+	for field, box := range follows {
+		if b := formBools[strings.ToLower(strings.TrimSpace(r.PostForm.Get(box)))]; b && !r.PostForm.Has(field) {
+			in.SetNull("/" + field)
+		}
+	}
 	if b, ok := formBools[strings.ToLower(strings.TrimSpace(r.PostForm.Get("perpetual")))]; ok && b {
 		if in.ExpiresAt != nil || in.Unread["/expires_at"] != "" {
 			var is licentia.Issues

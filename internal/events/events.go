@@ -11,6 +11,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
@@ -45,6 +47,10 @@ type Licence struct {
 	AnonymisedAt *string `json:"anonymised_at"`
 	CreatedAt    string  `json:"created_at"`
 	UpdatedAt    string  `json:"updated_at"`
+	// TransfersPer30Days is null when the licence follows its product's.
+	TransfersPer30Days *int64 `json:"transfers_per_30_days"`
+	// MaxConcurrent is null when the licence follows its product's.
+	MaxConcurrent *int64 `json:"max_concurrent"`
 	// Features are the licence's grants, by code; [] when none.
 	Features []Grant `json:"features"`
 }
@@ -86,6 +92,9 @@ type Activation struct {
 	ActivatedAt   string  `json:"activated_at"`
 	LastSeenAt    string  `json:"last_seen_at"`
 	DeactivatedAt *string `json:"deactivated_at"`
+	// Components are the names of the machine's components, sorted; never
+	// their hashes. [] when the application sent none.
+	Components []string `json:"components"`
 }
 
 // LicenceOf shows l with its derived state at now.
@@ -100,7 +109,8 @@ func LicenceOf(l *licentia.Licence, now time.Time) Licence {
 			CustomerID: l.Provider.CustomerID, CheckoutID: l.Provider.CheckoutID, OrderNumber: l.Provider.OrderNumber},
 		RenewalURL: l.RenewalURL, Replaces: l.Replaces, ReplacedBy: l.ReplacedBy,
 		AnonymisedAt: licentia.FormatTimePtr(l.AnonymisedAt), CreatedAt: licentia.FormatTime(l.CreatedAt), UpdatedAt: licentia.FormatTime(l.UpdatedAt),
-		Features: GrantsOf(l.Features),
+		Features:           GrantsOf(l.Features),
+		TransfersPer30Days: l.TransfersPer30Days, MaxConcurrent: l.MaxConcurrent,
 	}
 }
 
@@ -110,6 +120,7 @@ func ActivationOf(a *licentia.Activation) Activation {
 		ID: a.ID, LicenceID: a.LicenceID, MachineID: a.MachineID, Label: a.Label, OS: a.OS, AppVersion: a.AppVersion,
 		ActivatedAt: licentia.FormatTime(a.ActivatedAt), LastSeenAt: licentia.FormatTime(a.LastSeenAt),
 		DeactivatedAt: licentia.FormatTimePtr(a.DeactivatedAt),
+		Components:    componentNames(a.Components),
 	}
 }
 
@@ -123,6 +134,10 @@ type body struct {
 type data struct {
 	Activation *Activation `json:"activation,omitempty"`
 	Licence    Licence     `json:"licence"`
+	// PreviousMachineID is the machine id an activation.rebound moved from.
+	PreviousMachineID string `json:"previous_machine_id,omitempty"`
+	// Reason says why the service itself freed an activation: transfer.
+	Reason string `json:"reason,omitempty"`
 	// Replacement is the new licence of licence.reissued.
 	Replacement *Licence `json:"replacement,omitempty"`
 }
@@ -131,7 +146,13 @@ type data struct {
 // activation events) in tx, with snapshots taken at the change time at. The
 // body is encoded once and stored, so every attempt sends the same bytes.
 func Write(ctx context.Context, tx store.Tx, typ licentia.EventType, at time.Time, l *licentia.Licence, a *licentia.Activation) (*licentia.Event, error) {
-	b := body{Type: typ, Timestamp: licentia.FormatTime(at), Data: data{Licence: LicenceOf(l, at)}}
+	return writeNoted(ctx, tx, typ, at, l, a, Note{})
+}
+
+// writeNoted is Write with what the event says beyond its snapshots.
+func writeNoted(ctx context.Context, tx store.Tx, typ licentia.EventType, at time.Time, l *licentia.Licence, a *licentia.Activation, n Note) (*licentia.Event, error) {
+	b := body{Type: typ, Timestamp: licentia.FormatTime(at),
+		Data: data{Licence: LicenceOf(l, at), PreviousMachineID: n.PreviousMachineID, Reason: n.Reason}}
 	if a != nil {
 		snap := ActivationOf(a)
 		b.Data.Activation = &snap
@@ -218,4 +239,10 @@ func Cleanup(ctx context.Context, st store.Store, now time.Time) (int64, error) 
 		return 0, fmt.Errorf("clean up events: %w", err)
 	}
 	return n, nil
+}
+
+// componentNames are the names of components, sorted, never nil: an
+// activation without components shows [].
+func componentNames(c map[string]string) []string {
+	return append([]string{}, slices.Sorted(maps.Keys(c))...)
 }

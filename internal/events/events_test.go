@@ -119,7 +119,7 @@ func keys(t *testing.T, raw []byte) []string {
 var wantLicenceKeys = []string{
 	"id", "product_id", "email", "issued_at", "expires_at", "limit_kind", "limit_count", "major", "status", "state",
 	"status_reason", "status_changed_at", "trial_ends_at", "source", "integration_id", "external_ref", "provider", "renewal_url",
-	"replaces", "replaced_by", "anonymised_at", "created_at", "updated_at", "features",
+	"replaces", "replaced_by", "anonymised_at", "created_at", "updated_at", "transfers_per_30_days", "max_concurrent", "features",
 }
 
 // wantProviderKeys are the names of a snapshot's provider object, every one

@@ -60,6 +60,11 @@ func newDeskEnv(b testing.TB, o envOptions) (*testEnv, string) {
 // serve sends one request through the whole handler (middleware included)
 // and fails unless it answers want.
 func serve(b testing.TB, e *testEnv, path string, body []byte, want int) {
+	serveAnswer(b, e, path, body, want)
+}
+
+// serveAnswer is serve, returning the answer's body.
+func serveAnswer(b testing.TB, e *testEnv, path string, body []byte, want int) []byte {
 	req := httptest.NewRequestWithContext(b.Context(), http.MethodPost, path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder()
@@ -67,6 +72,7 @@ func serve(b testing.TB, e *testEnv, path string, body []byte, want int) {
 	if w.Code != want {
 		b.Fatalf("POST %s status = %d, want %d; body %s", path, w.Code, want, w.Body)
 	}
+	return w.Body.Bytes()
 }
 
 // BenchmarkActivationStatus measures one status check of a machine holding

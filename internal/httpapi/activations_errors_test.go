@@ -439,17 +439,24 @@ func TestActivationBody(t *testing.T) {
 	}
 	// keyCases are the rules of the licence key and machine id, which
 	// every route reads; on POST /v1/activations the other fields are
-	// sent too, or reported missing.
-	keyCases := func(activate bool) []bodyCase {
+	// sent too, or reported missing, and on the lease renewal and release
+	// the lease id.
+	keyCases := func(activate, leaseRef bool) []bodyCase {
 		with := func(m map[string]any) map[string]any {
 			if activate {
 				m["label"], m["os"], m["app_version"] = "l", "o", "v"
+			}
+			if leaseRef {
+				m["lease_id"] = someID
 			}
 			return m
 		}
 		missing := func(pairs ...string) map[string]any {
 			if activate {
 				pairs = append(pairs, "/label", "is required", "/os", "is required", "/app_version", "is required")
+			}
+			if leaseRef {
+				pairs = append(pairs, "/lease_id", "is required")
 			}
 			return issues(pairs...)
 		}
@@ -492,11 +499,23 @@ func TestActivationBody(t *testing.T) {
 		{name: "empty label, os and app_version", body: activateBody(key, "m2", map[string]any{"label": "", "os": "", "app_version": ""}), status: 201},
 		{name: "200 characters, not bytes", body: activateBody(key, "m3", map[string]any{"label": strings.Repeat("é", 200), "os": strings.Repeat("o", 200), "app_version": strings.Repeat("v", 200)}), status: 201},
 	}
+	leaseCases := []bodyCase{
+		{name: "borrow_hours of 0", body: map[string]any{"licence_key": key, "machine_id": "m", "borrow_hours": 0}, status: 400,
+			details: issues("/borrow_hours", "must be an integer from 1 to 720")},
+		{name: "borrow_hours of 721", body: map[string]any{"licence_key": key, "machine_id": "m", "borrow_hours": 721}, status: 400,
+			details: issues("/borrow_hours", "must be an integer from 1 to 720")},
+		{name: "borrow_hours not an integer", body: map[string]any{"licence_key": key, "machine_id": "m", "borrow_hours": 1.5}, status: 400,
+			details: issues("/borrow_hours", "must be an integer")},
+	}
 	for i, route := range publicRoutes {
 		takesSeat := route.pattern == "/v1/activations" || route.pattern == "/v1/activations/offline"
-		cases := keyCases(takesSeat)
+		leaseRef := route.pattern == "/v1/leases/renew" || route.pattern == "/v1/leases/release"
+		cases := keyCases(takesSeat, leaseRef)
 		if takesSeat {
 			cases = append(cases, activateCases...)
+		}
+		if route.pattern == "/v1/leases" {
+			cases = append(cases, leaseCases...)
 		}
 		t.Run(route.pattern, func(t *testing.T) {
 			for j, tt := range cases {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,5 +149,48 @@ func wantState(t *testing.T, st sdk.Status, valid bool, reason sdk.Reason, seate
 	if st.Valid != valid || st.Reason != reason || st.Seated != seated || st.Stale {
 		t.Errorf("status = valid %v, reason %q, seated %v, stale %v (error %v); want valid %v, reason %q, seated %v, fresh",
 			st.Valid, st.Reason, st.Seated, st.Stale, st.LastError, valid, reason, seated)
+	}
+}
+
+// TestSDKSendsComponents: the SDK's activation request carries the
+// configured component hashes: the server stores them (the activation
+// lists their names), and a new machine id with the same components
+// rebinds the activation under a match rule instead of taking a seat.
+func TestSDKSendsComponents(t *testing.T) {
+	e := newActEnv(t)
+	e.run(t, scenario{call: call{method: "PATCH", path: productPath("desk-app", ""), key: e.allKey, body: map[string]any{"machine_match": "most"}},
+		wantStatus: http.StatusOK})
+	e.refreshCatalogue(t)
+	issued := e.issue(t, e.allKey, issueBody(map[string]any{"limit_kind": "machines", "limit_count": 1}))
+	components := sdk.Components("desk-app")
+	if len(components) == 0 {
+		components = map[string]string{"board": strings.Repeat("a", 64), "disk": strings.Repeat("b", 64)}
+	}
+	p, _ := e.shipped(t, "desk-app")
+	app := func(machineID string) *sdk.Client {
+		c, err := sdk.NewClient(sdk.Config{BaseURL: e.srv.URL, HTTPClient: e.srv.Client(), Product: p, Major: 3, MachineID: machineID,
+			Components: components, Store: sdk.FileStore(filepath.Join(t.TempDir(), "licence.json")), Now: e.clock.Now})
+		if err != nil {
+			t.Fatalf("NewClient() error = %v", err)
+		}
+		return c
+	}
+	machine := sdk.Machine{Label: "Ada", OS: "linux", AppVersion: "3.1.0"}
+	a, err := app("before-upgrade").Activate(t.Context(), issued.LicenceKey, machine)
+	if err != nil {
+		t.Fatalf("Activate() error = %v", err)
+	}
+	got := decodeStrict[readView](t, e.run(t, scenario{call: call{method: "GET", path: licencePath(issued.Licence.ID, ""), key: e.allKey},
+		wantStatus: http.StatusOK}).body)
+	if len(got.Activations) != 1 || len(got.Activations[0].Components) != len(components) {
+		t.Fatalf("stored activation components = %v, want the %d names sent", got.Activations, len(components))
+	}
+	e.clock.Advance(time.Minute)
+	rebound, err := app("after-upgrade").Activate(t.Context(), issued.LicenceKey, machine)
+	if err != nil {
+		t.Fatalf("Activate() with a new machine id and the same components error = %v", err)
+	}
+	if rebound.ID != a.ID || rebound.Created {
+		t.Errorf("new machine id: activation %s created %v, want %s rebound", rebound.ID, rebound.Created, a.ID)
 	}
 }

@@ -146,7 +146,7 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 	if o.shareStore != nil {
 		st, clk = o.shareStore.store, o.shareStore.clock
 	} else if o.postgres {
-		st, clk = storetest.OpenPostgres(t.(*testing.T)), clock.NewFake(start)
+		st, clk = storetest.OpenPostgresTB(t), clock.NewFake(start)
 	} else {
 		db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
 		if err != nil {
@@ -187,7 +187,8 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 		BaseURL: baseURL, PublicURL: testBaseURL, Providers: o.providers, Mail: sender, Logger: log})
 	var m *metrics.Metrics
 	if o.metrics {
-		m = metrics.New(metrics.Options{PendingDeliveries: served.CountPendingDeliveries, Logger: log})
+		m = metrics.New(metrics.Options{PendingDeliveries: served.CountPendingDeliveries, Logger: log,
+			LeasesInUse: func(ctx context.Context) (int64, error) { return served.CountLeasesInUse(ctx, clk.Now()) }})
 	}
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(clk)
 	if o.limiter != nil {
@@ -630,6 +631,9 @@ var publicRoutes = []activationRoute{
 	{"POST", "/v1/activations/offline"},
 	{"POST", "/v1/activations/status"},
 	{"POST", "/v1/activations/deactivate"},
+	{"POST", "/v1/leases"},
+	{"POST", "/v1/leases/renew"},
+	{"POST", "/v1/leases/release"},
 }
 
 func (rt activationRoute) String() string { return rt.method + " " + rt.pattern }

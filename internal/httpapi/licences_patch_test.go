@@ -217,7 +217,7 @@ func TestPatchLicenceValidation(t *testing.T) {
 		body any
 		want map[string]any
 	}{
-		{"empty", id, `{}`, issues(issue("", "give at least one of limit_kind, limit_count, expires_at, major, features"))},
+		{"empty", id, `{}`, issues(issue("", "give at least one of limit_kind, limit_count, expires_at, major, features, transfers_per_30_days, max_concurrent"))},
 		{"unknown field", id, `{"limit_count":2,"email":"eve@example.com"}`, issues(issue("/email", "unknown field"))},
 		{"limit_kind", id, `{"limit_kind":"cores"}`, issues(issue("/limit_kind", "must be seats or machines"))},
 		{"limit_kind null", id, `{"limit_kind":null}`, issues(issue("/limit_kind", "must be a string"))},
@@ -234,7 +234,7 @@ func TestPatchLicenceValidation(t *testing.T) {
 			issue("/limit_count", "must be an integer from 1 to 4294967295"), issue("/expires_at", "must be an RFC 3339 time with an offset"),
 			issue("/major", "must be an integer from 1 to 65535"), issue("/limit_kind", "must be seats or machines"))},
 		{"not an object", id, `[{"limit_count":2}]`, issues(issue("", "the body must be a JSON object"),
-			issue("", "give at least one of limit_kind, limit_count, expires_at, major, features"))},
+			issue("", "give at least one of limit_kind, limit_count, expires_at, major, features, transfers_per_30_days, max_concurrent"))},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e.run(t, scenario{call: call{method: "PATCH", path: licencePath(tt.path, ""), key: e.allKey, body: tt.body, invalid: true},

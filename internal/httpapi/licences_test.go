@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -41,6 +42,8 @@ type licenceView struct {
 	AnonymisedAt    *string      `json:"anonymised_at"`
 	CreatedAt       string       `json:"created_at"`
 	UpdatedAt       string       `json:"updated_at"`
+	Transfers       *int64       `json:"transfers_per_30_days"`
+	MaxConcurrent   *int64       `json:"max_concurrent"`
 	Features        []grantView  `json:"features"`
 }
 
@@ -70,6 +73,26 @@ type activationView struct {
 	ActivatedAt   string  `json:"activated_at"`
 	LastSeenAt    string  `json:"last_seen_at"`
 	DeactivatedAt *string `json:"deactivated_at"`
+	Components    names   `json:"components"`
+}
+
+// names are an activation's component names. An array is required (null
+// fails the decoding); an empty one reads as nil, as the expected values
+// of tests whose machines send no components leave it.
+type names []string
+
+func (n *names) UnmarshalJSON(b []byte) error {
+	var s []string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if s == nil {
+		return errors.New("components must be an array, not null")
+	}
+	if len(s) > 0 {
+		*n = s
+	}
+	return nil
 }
 
 // issuedView is the answer to an issue.

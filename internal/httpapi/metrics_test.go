@@ -44,7 +44,7 @@ func TestMetricsCounted(t *testing.T) {
 	e.repeat(t, 1, lookup, http.StatusTooManyRequests)
 
 	want := `
-# HELP licentia_activations_total Answers of the activation routes, by route (activate, activate_offline, status, deactivate) and result (ok or the error code).
+# HELP licentia_activations_total Answers of the activation routes, by route (activate, activate_offline, status, deactivate, lease, lease_renew, lease_release) and result (ok or the error code).
 # TYPE licentia_activations_total counter
 licentia_activations_total{result="licence_key_invalid",route="status"} 1
 licentia_activations_total{result="ok",route="activate"} 1

@@ -84,6 +84,9 @@ var contractStatuses = map[licentia.Code]int{
 	licentia.CodeProductReserved:           409,
 	licentia.CodeInvitationNotPending:      409,
 	licentia.CodeSeatLimitReached:          409,
+	licentia.CodeActivationRequired:        409, // decisions.md, floating use
+	licentia.CodeConcurrencyLimitReached:   409, // decisions.md, floating use
+	licentia.CodeLeaseNotFound:             404, // decisions.md, floating use
 	licentia.CodeIdempotencyKeyInUse:       409, // decisions.md, beyond the contract
 	licentia.CodeIdempotencyKeyReused:      422,
 	licentia.CodePayloadTooLarge:           413,
@@ -337,6 +340,9 @@ var publicStatuses = map[string][]string{
 	"POST /v1/activations":            {"200", "201", "400", "403", "404", "408", "409", "413", "422", "429", "500", "503"},
 	"POST /v1/activations/offline":    {"200", "201", "400", "403", "404", "408", "409", "413", "422", "429", "500", "503"},
 	"POST /v1/activations/status":     {"200", "400", "404", "408", "413", "422", "429", "500", "503"},
+	"POST /v1/leases":                 {"200", "201", "400", "403", "404", "408", "409", "413", "422", "429", "500", "503"},
+	"POST /v1/leases/renew":           {"200", "400", "403", "404", "408", "413", "422", "429", "500", "503"},
+	"POST /v1/leases/release":         {"200", "400", "404", "408", "413", "422", "429", "500"},
 	"POST /v1/activations/deactivate": {"200", "400", "404", "408", "413", "422", "429", "500"},
 	// The lookup signs the keys it shows (503); only the POST reads a body
 	// that may miss the read deadline (408).
@@ -484,5 +490,55 @@ func TestValidatorCatchesDrift(t *testing.T) {
 				t.Errorf("exchangeErrors() = none, want a mismatch for %s", tt.body)
 			}
 		})
+	}
+}
+
+// TestOpenAPINoRepeatedKeys: no object of the document names a key twice.
+// A JSON reader keeps only the last of two, so a repeated schema name
+// silently replaces the other's schema (two routes once both defined
+// ReleasedAnswer).
+func TestOpenAPINoRepeatedKeys(t *testing.T) {
+	dec := json.NewDecoder(bytes.NewReader(httpapi.OpenAPI))
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		key    bool // the next string token is a key
+	}
+	var stack []*frame
+	path := func() int { return len(stack) }
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				stack = append(stack, &frame{object: true, keys: map[string]bool{}, key: true})
+				continue
+			case '[':
+				stack = append(stack, &frame{})
+				continue
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if top != nil && top.object && top.key {
+				if top.keys[v] {
+					t.Errorf("key %q repeated in one object (depth %d)", v, path())
+				}
+				top.keys[v] = true
+				top.key = false
+				continue
+			}
+		}
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].key = true
+		}
 	}
 }

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"time"
+
 	"encoding/hex"
 	"net/http"
 
@@ -26,6 +28,12 @@ type productJSON struct {
 	UpdatedAt            string           `json:"updated_at"`
 	// HeartbeatIntervalSeconds is null when heartbeat leases are off.
 	HeartbeatIntervalSeconds *int64 `json:"heartbeat_interval_seconds"`
+	MachineMatch             string `json:"machine_match"`
+	TransfersPer30Days       int64  `json:"transfers_per_30_days"`
+	// MaxConcurrent is null when the count of machines in use is off.
+	MaxConcurrent   *int64 `json:"max_concurrent"`
+	LeaseTTLSeconds int64  `json:"lease_ttl_seconds"`
+	MaxBorrowHours  int64  `json:"max_borrow_hours"`
 }
 
 type keyHistoryJSON struct {
@@ -50,6 +58,11 @@ func toProductJSON(v *admin.ProductView) productJSON {
 		CreatedAt:                licentia.FormatTime(p.CreatedAt),
 		UpdatedAt:                licentia.FormatTime(p.UpdatedAt),
 		HeartbeatIntervalSeconds: p.HeartbeatIntervalSeconds,
+		MachineMatch:             orDefault(string(p.MachineMatch), string(licentia.MatchExact)),
+		TransfersPer30Days:       p.TransfersPer30Days,
+		MaxConcurrent:            p.MaxConcurrent,
+		LeaseTTLSeconds:          int64(p.LeaseTTL() / time.Second),
+		MaxBorrowHours:           p.MaxBorrowHours,
 	}
 	for i, k := range p.Keys {
 		pub := hex.EncodeToString(k.PublicKey)

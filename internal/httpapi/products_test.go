@@ -37,6 +37,11 @@ type productView struct {
 	CreatedAt            string     `json:"created_at"`
 	UpdatedAt            string     `json:"updated_at"`
 	HeartbeatInterval    *int64     `json:"heartbeat_interval_seconds"`
+	MachineMatch         string     `json:"machine_match"`
+	Transfers            int64      `json:"transfers_per_30_days"`
+	MaxConcurrent        *int64     `json:"max_concurrent"`
+	LeaseTTLSeconds      int64      `json:"lease_ttl_seconds"`
+	MaxBorrowHours       int64      `json:"max_borrow_hours"`
 }
 
 // keyEntry is one entry of a product's key_history.
@@ -205,7 +210,7 @@ func TestCreateProduct(t *testing.T) {
 		LicenceSigningDomain: "licentia/licence-key/v1", VerdictSigningDomain: "licentia/verdict/v1",
 		PublicKey: got.PublicKey, PreviousPublicKeys: []string{}, SigningKeyStatus: "ok",
 		KeyHistory: []keyEntry{currentKey(t, got.PublicKey, start)},
-		CreatedAt:  "2026-03-02T09:00:00.000Z", UpdatedAt: "2026-03-02T09:00:00.000Z",
+		CreatedAt:  "2026-03-02T09:00:00.000Z", UpdatedAt: "2026-03-02T09:00:00.000Z", MachineMatch: "exact", LeaseTTLSeconds: 900,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("created product mismatch (-want +got):\n%s", diff)

@@ -213,7 +213,7 @@ func TestUpdateProductBody(t *testing.T) {
 	e := newTestEnv(t)
 	key := e.key(t, e.org.ID, licentia.ScopeProductsRead, licentia.ScopeProductsWrite)
 	before := e.createProduct(t, key, productBody("desk-app", "DESK", nil))
-	const atLeastOne = "give at least one of name, current_major, machines_per_seat, heartbeat_interval_seconds"
+	const atLeastOne = "give at least one of name, current_major, machines_per_seat, heartbeat_interval_seconds, machine_match, transfers_per_30_days, max_concurrent, lease_ttl_seconds, max_borrow_hours"
 	for _, tt := range []struct {
 		name   string
 		body   any

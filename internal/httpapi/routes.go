@@ -43,6 +43,9 @@ func (s *Server) routes() {
 	s.public("POST /v1/activations/offline", metrics.RouteActivateOffline, s.activateOffline)
 	s.public("POST /v1/activations/status", metrics.RouteStatus, s.activationStatus)
 	s.public("POST /v1/activations/deactivate", metrics.RouteDeactivate, s.deactivate)
+	s.public("POST /v1/leases", metrics.RouteLease, s.takeLease)
+	s.public("POST /v1/leases/renew", metrics.RouteLeaseRenew, s.renewLease)
+	s.public("POST /v1/leases/release", metrics.RouteLeaseRelease, s.releaseLease)
 
 	s.lookup("GET /v1/purchases/lookup", s.lookupPurchaseQuery)
 	s.lookup("POST /v1/purchases/lookup", s.lookupPurchase)

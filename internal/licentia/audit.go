@@ -104,6 +104,9 @@ const (
 	// AuditActivationRenamed records a machine's label changed by hand
 	// (the customer portal); no event goes with it.
 	AuditActivationRenamed = "activation.renamed"
+	// AuditActivationRebound records a live activation moved to a new
+	// machine id by its components.
+	AuditActivationRebound = "activation.rebound"
 
 	AuditWebhookEndpointCreated = "webhook_endpoint.created"
 	// AuditWebhookEndpointUpdated records a change of an endpoint, by the

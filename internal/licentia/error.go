@@ -35,6 +35,9 @@ const (
 	CodeProductReserved           Code = "product_reserved"
 	CodeInvitationNotPending      Code = "invitation_not_pending"
 	CodeSeatLimitReached          Code = "seat_limit_reached"
+	CodeActivationRequired        Code = "activation_required"
+	CodeConcurrencyLimitReached   Code = "concurrency_limit_reached"
+	CodeLeaseNotFound             Code = "lease_not_found"
 	CodeIdempotencyKeyInUse       Code = "idempotency_key_in_use"
 	CodeIdempotencyKeyReused      Code = "idempotency_key_reused"
 	CodeLicenceRevoked            Code = "licence_revoked"
@@ -64,6 +67,7 @@ var Codes = []Code{
 	CodeMappingNotFound, CodeWebhookEndpointNotFound, CodeWebhookDeliveryNotFound,
 	CodeMemberNotFound, CodeInvitationNotFound, CodePurchaseNotFound, CodeConflict,
 	CodeLicenceAnonymised, CodeProductReserved, CodeInvitationNotPending, CodeSeatLimitReached,
+	CodeActivationRequired, CodeConcurrencyLimitReached, CodeLeaseNotFound,
 	CodeIdempotencyKeyInUse, CodeIdempotencyKeyReused,
 	CodeLicenceRevoked, CodeLicenceExpired, CodePayloadTooLarge, CodeRequestTimeout, CodeLicenceKeyInvalid,
 	CodeLicenceWrongProduct, CodeWebhookSignatureInvalid, CodeProviderTokenInvalid, CodeRateLimited, CodeInternal,

@@ -24,13 +24,17 @@ const (
 	EventOrderHeld             EventType = "order.held"
 	EventActivationCreated     EventType = "activation.created"
 	EventActivationDeactivated EventType = "activation.deactivated"
+	// EventActivationRebound reports a live activation moved to a new
+	// machine id whose components match it; its data holds
+	// previous_machine_id.
+	EventActivationRebound EventType = "activation.rebound"
 )
 
 // EventTypes lists every event type.
 var EventTypes = []EventType{
 	EventLicenceIssued, EventLicenceRevoked, EventLicenceExpired, EventLicenceReinstated,
 	EventLicenceAnonymised, EventLicenceTrialConverted, EventActivationCreated, EventActivationDeactivated,
-	EventLicenceUpdated, EventLicenceReissued, EventOrderHeld,
+	EventLicenceUpdated, EventLicenceReissued, EventOrderHeld, EventActivationRebound,
 }
 
 // Event is a committed change as webhooks report it. Body is the one-line

@@ -44,6 +44,21 @@ type Licence struct {
 	// LiveActivations counts the activations not deactivated, kept in the
 	// same transaction as each activation change.
 	LiveActivations int64
+	// TransfersPer30Days is the licence's own transfer limit; nil follows
+	// its product's.
+	TransfersPer30Days *int64
+	// MaxConcurrent is the licence's own limit of machines in use at once;
+	// nil follows its product's.
+	MaxConcurrent *int64
+}
+
+// TransfersAllowed is how many transfers the licence may make in any 30
+// days: its own setting, else its product's.
+func (l *Licence) TransfersAllowed(p *Product) int64 {
+	if l.TransfersPer30Days != nil {
+		return *l.TransfersPer30Days
+	}
+	return p.TransfersPer30Days
 }
 
 // ProviderRefs are a payment provider's ids for the sale.
@@ -241,6 +256,12 @@ type Activation struct {
 	ActivatedAt   time.Time
 	LastSeenAt    time.Time
 	DeactivatedAt *time.Time
+	// Components are the hashes of the machine's parts the application
+	// sent, by component name; empty when it sent none.
+	Components map[string]string
+	// ReboundAt is when the activation was last moved to a new machine id
+	// by its components; nil when never.
+	ReboundAt *time.Time
 }
 
 // IsLive reports whether the activation holds a seat.

@@ -23,8 +23,21 @@ type Product struct {
 	// applications call the status route; a live activation silent for
 	// twice that is freed, and its verdicts are valid no longer.
 	HeartbeatIntervalSeconds *int64
-	CreatedAt                time.Time
-	UpdatedAt                time.Time
+	// MachineMatch is the rule by which a new machine id's components
+	// rebind a live activation of the same licence.
+	MachineMatch MachineMatch
+	// TransfersPer30Days is how many times in any 30 days a full licence
+	// frees its least recently seen machine for a new one; 0 never.
+	TransfersPer30Days int64
+	// MaxConcurrent is how many machines of a licence may hold a lease at
+	// once; nil turns the count off (leases are still granted).
+	MaxConcurrent *int64
+	// LeaseTTLSeconds is how long a lease lasts without a renewal.
+	LeaseTTLSeconds int64
+	// MaxBorrowHours is the longest borrowed lease; 0 turns borrowing off.
+	MaxBorrowHours int64
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 	// Keys is the key history, oldest first: exactly one current key, then
 	// previous keys still accepted and retired ones.
 	Keys []ProductKey

@@ -118,7 +118,7 @@ var toolSchemas = map[string]struct{ props, required []string }{
 	"get_licence":       {[]string{"id"}, []string{"id"}},
 	"get_licence_audit": {[]string{"id"}, []string{"id"}},
 	"issue_licence": {[]string{"id", "product_id", "email", "limit_kind", "limit_count", "expires_at", "major", "external_ref", "trial",
-		"send_key_mail", "features"}, []string{"product_id", "email"}},
+		"send_key_mail", "features", "transfers_per_30_days", "max_concurrent"}, []string{"product_id", "email"}},
 	"send_licence_key":      {[]string{"id"}, []string{"id"}},
 	"revoke_licence":        {[]string{"id", "reason"}, []string{"id", "reason"}},
 	"expire_licence":        {[]string{"id", "reason"}, []string{"id", "reason"}},

@@ -14,7 +14,8 @@ import (
 // lists them once each has a series.
 func serviceMetrics(t *testing.T) []string {
 	t.Helper()
-	m := metrics.New(metrics.Options{PendingDeliveries: func(context.Context) (int64, error) { return 0, nil }})
+	m := metrics.New(metrics.Options{PendingDeliveries: func(context.Context) (int64, error) { return 0, nil },
+		LeasesInUse: func(context.Context) (int64, error) { return 0, nil }})
 	m.Request("api", "", "GET", 200, 0)
 	m.Activation(metrics.RouteStatus, metrics.ResultOK)
 	m.ProviderEvent("stripe", metrics.ProviderApplied)
@@ -29,8 +30,8 @@ func serviceMetrics(t *testing.T) []string {
 			names = append(names, f.GetName())
 		}
 	}
-	if len(names) != 9 {
-		t.Fatalf("service metrics = %v, want 9", names)
+	if len(names) != 10 {
+		t.Fatalf("service metrics = %v, want 10", names)
 	}
 	return names
 }

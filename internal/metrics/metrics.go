@@ -33,7 +33,10 @@ type Options struct {
 	// PendingDeliveries counts the webhook deliveries waiting to be sent,
 	// read on each scrape; nil leaves the queue depth out.
 	PendingDeliveries func(context.Context) (int64, error)
-	Logger            *slog.Logger
+	// LeasesInUse counts the leases of floating use in use, read on each
+	// scrape; nil leaves the gauge out.
+	LeasesInUse func(context.Context) (int64, error)
+	Logger      *slog.Logger
 }
 
 // Metrics records what the service does.
@@ -74,7 +77,7 @@ func New(o Options) *Metrics {
 		}, []string{"server", "pattern"}),
 		activations: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "licentia_activations_total",
-			Help: "Answers of the activation routes, by route (activate, activate_offline, status, deactivate) and result (ok or the error code).",
+			Help: "Answers of the activation routes, by route (activate, activate_offline, status, deactivate, lease, lease_renew, lease_release) and result (ok or the error code).",
 		}, []string{"route", "result"}),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "licentia_webhook_deliveries_total",
@@ -105,6 +108,9 @@ func New(o Options) *Metrics {
 	)
 	if o.PendingDeliveries != nil {
 		m.registry.MustRegister(newQueueDepth(o.PendingDeliveries, o.Logger))
+	}
+	if o.LeasesInUse != nil {
+		m.registry.MustRegister(newLeasesInUse(o.LeasesInUse, o.Logger))
 	}
 	// Every outcome is a series from the start, so that a rate over it is
 	// 0 rather than missing until the first delivery.
@@ -210,6 +216,9 @@ const (
 	RouteActivateOffline = "activate_offline"
 	RouteStatus          = "status"
 	RouteDeactivate      = "deactivate"
+	RouteLease           = "lease"
+	RouteLeaseRenew      = "lease_renew"
+	RouteLeaseRelease    = "lease_release"
 )
 
 // ResultOK is the result label of an activation route that answered 2xx.

@@ -62,7 +62,7 @@ func TestRecorded(t *testing.T) {
 # TYPE licentia_http_requests_total counter
 licentia_http_requests_total{method="GET",pattern="GET /console/sign-in",server="console",status="200"} 1
 licentia_http_requests_total{method="POST",pattern="POST /v1/activations/status",server="api",status="200"} 2
-# HELP licentia_activations_total Answers of the activation routes, by route (activate, activate_offline, status, deactivate) and result (ok or the error code).
+# HELP licentia_activations_total Answers of the activation routes, by route (activate, activate_offline, status, deactivate, lease, lease_renew, lease_release) and result (ok or the error code).
 # TYPE licentia_activations_total counter
 licentia_activations_total{result="ok",route="status"} 1
 licentia_activations_total{result="seat_limit_reached",route="activate"} 1

@@ -146,6 +146,22 @@ type Reader interface {
 	// Activations lists a licence's activations, live ones first, then by
 	// activation time.
 	Activations(ctx context.Context, orgID, licenceID string) ([]licentia.Activation, error)
+	// LiveActivations lists a licence's live activations, least recently
+	// seen first (then by id).
+	LiveActivations(ctx context.Context, orgID, licenceID string) ([]licentia.Activation, error)
+	// LeasesInUse lists, at most limit, a licence's leases in use at now
+	// (unexpired, of live activations), earliest end first, then by id.
+	LeasesInUse(ctx context.Context, orgID, licenceID string, now time.Time, limit int) ([]FloatingLease, error)
+	// LeaseUseOf counts a licence's leases in use at now.
+	LeaseUseOf(ctx context.Context, orgID, licenceID string, now time.Time) (LeaseUse, error)
+	// LeaseOf reads the lease in use at now of a live activation;
+	// lease_not_found when it holds none.
+	LeaseOf(ctx context.Context, orgID, activationID string, now time.Time) (*FloatingLease, error)
+	// CountLeasesInUse counts the leases in use at now, of every
+	// organization.
+	CountLeasesInUse(ctx context.Context, now time.Time) (int64, error)
+	// TransfersSince counts a licence's transfers at or after since.
+	TransfersSince(ctx context.Context, orgID, licenceID string, since time.Time) (int64, error)
 	// OrganizationEvents lists an organization's events, oldest first.
 	OrganizationEvents(ctx context.Context, orgID string) ([]licentia.Event, error)
 	// WebhookEndpoints lists an organization's endpoints, oldest first.

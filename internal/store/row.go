@@ -1,6 +1,8 @@
 package store
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -66,4 +68,26 @@ func SplitEventTypes(s string) []licentia.EventType {
 		out = append(out, licentia.EventType(f))
 	}
 	return out
+}
+
+// JoinComponents is the stored form of an activation's components: a
+// JSON object, "{}" when there are none.
+func JoinComponents(c map[string]string) string {
+	if len(c) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(c) // a map of strings always encodes
+	return string(b)
+}
+
+// SplitComponents is the inverse of JoinComponents; nil when none.
+func SplitComponents(s string) (map[string]string, error) {
+	if s == "{}" || s == "" {
+		return nil, nil
+	}
+	var c map[string]string
+	if err := json.Unmarshal([]byte(s), &c); err != nil {
+		return nil, fmt.Errorf("read components: %w", err)
+	}
+	return c, nil
 }

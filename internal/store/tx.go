@@ -143,9 +143,26 @@ type Tx interface {
 	RewriteLicenceAudit(ctx context.Context, orgID, licenceID string, fn func([]byte) []byte) error
 	// CreateActivation writes a live activation and counts it on its licence.
 	CreateActivation(ctx context.Context, a *licentia.Activation) error
-	// TouchActivation refreshes a live activation's last_seen_at, label, os
-	// and app_version.
+	// TouchActivation writes a live activation's last_seen_at, label, os,
+	// app_version, machine_id and components: a refresh, or a rebinding to
+	// a new machine id. The caller holds the licence (LockLicence) and has
+	// checked that no other live activation holds the machine id.
 	TouchActivation(ctx context.Context, a *licentia.Activation) error
+	// PutLease writes the lease of l.ActivationID, replacing the one it
+	// held before (in use or not). The caller holds the licence.
+	PutLease(ctx context.Context, l *FloatingLease) error
+	// RenewLease moves the end of the lease leaseID, in use at now and held
+	// by machineID's live activation on the licence, to until unless it
+	// already ends later; lease_not_found when no such lease is in use.
+	RenewLease(ctx context.Context, orgID, licenceID, machineID, leaseID string, now, until time.Time) (*FloatingLease, error)
+	// ReleaseLease ends the lease leaseID of machineID on the licence and
+	// reports whether it was in use at now.
+	ReleaseLease(ctx context.Context, orgID, licenceID, machineID, leaseID string, now time.Time) (bool, error)
+	// SweepLeases deletes, at most limit, leases that hold no place at now
+	// (ended, or of a freed activation), and reports how many.
+	SweepLeases(ctx context.Context, now time.Time, limit int) (int64, error)
+	// RecordTransfer writes a transfer made in this transaction.
+	RecordTransfer(ctx context.Context, t *Transfer) error
 	// DeactivateActivation frees a live activation and reports whether it
 	// changed; another organization's answers not_found.
 	DeactivateActivation(ctx context.Context, orgID, id string, at time.Time) (*licentia.Activation, bool, error)

@@ -166,6 +166,17 @@ func setBody(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, raw j
 		fv.Set(v.Elem())
 		return
 	}
+	if f.Type.Kind() == reflect.Map {
+		// An object of strings (an activation's components); {} reads as
+		// given and empty, not nil.
+		v := reflect.New(f.Type)
+		if null || json.Unmarshal(raw, v.Interface()) != nil || v.Elem().IsNil() {
+			d.Unreadable(f.Path, "must be an object of strings")
+			return
+		}
+		fv.Set(v.Elem())
+		return
+	}
 	if f.IsTimeField() {
 		var s string
 		if null || json.Unmarshal(raw, &s) != nil {

@@ -12,21 +12,26 @@ import (
 	"github.com/licentia/licentia/internal/store"
 )
 
-const activationColumns = `id, org_id, licence_id, machine_id, label, os, app_version, activated_at, last_seen_at, deactivated_at`
+const activationColumns = `id, org_id, licence_id, machine_id, label, os, app_version, activated_at, last_seen_at, deactivated_at, components,
+	rebound_at`
 
 func activationNotFound() error { return store.NotFound(licentia.CodeNotFound, "Activation") }
 
 func scanActivation(row pgx.Row) (*licentia.Activation, error) {
 	var a licentia.Activation
+	var components string
 	err := row.Scan(&a.ID, &a.OrgID, &a.LicenceID, &a.MachineID, &a.Label, &a.OS, &a.AppVersion,
-		&a.ActivatedAt, &a.LastSeenAt, &a.DeactivatedAt)
+		&a.ActivatedAt, &a.LastSeenAt, &a.DeactivatedAt, &components, &a.ReboundAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, activationNotFound()
 	}
 	if err != nil {
 		return nil, err
 	}
-	a.ActivatedAt, a.LastSeenAt, a.DeactivatedAt = a.ActivatedAt.UTC(), a.LastSeenAt.UTC(), utcPtr(a.DeactivatedAt)
+	if a.Components, err = store.SplitComponents(components); err != nil {
+		return nil, err
+	}
+	a.ActivatedAt, a.LastSeenAt, a.DeactivatedAt, a.ReboundAt = a.ActivatedAt.UTC(), a.LastSeenAt.UTC(), utcPtr(a.DeactivatedAt), utcPtr(a.ReboundAt)
 	return &a, nil
 }
 
@@ -84,10 +89,10 @@ func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error
 	if err := t.holdLicence(ctx, a.OrgID, a.LicenceID); err != nil {
 		return fmt.Errorf("create activation: %w", err)
 	}
-	tag, err := t.tx.Exec(ctx, `INSERT INTO activations (`+activationColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+	tag, err := t.tx.Exec(ctx, `INSERT INTO activations (`+activationColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT DO NOTHING`,
 		a.ID, a.OrgID, a.LicenceID, a.MachineID, a.Label, a.OS, a.AppVersion,
-		ms(a.ActivatedAt), ms(a.LastSeenAt), msPtr(a.DeactivatedAt))
+		ms(a.ActivatedAt), ms(a.LastSeenAt), msPtr(a.DeactivatedAt), store.JoinComponents(a.Components), msPtr(a.ReboundAt))
 	if err != nil {
 		return fmt.Errorf("create activation: %w", err)
 	}
@@ -135,12 +140,51 @@ func (t *tx) AnonymiseActivations(ctx context.Context, orgID, licenceID string, 
 		return fmt.Errorf("anonymise activations: %w", err)
 	}
 	_, err = t.tx.Exec(ctx, `UPDATE activations SET machine_id = 'anonymised-' || id::text, label = 'anonymised',
-		os = 'anonymised', app_version = 'anonymised', deactivated_at = coalesce(deactivated_at, $1)
+		os = 'anonymised', app_version = 'anonymised', components = '{}', deactivated_at = coalesce(deactivated_at, $1)
 		WHERE org_id = $2 AND licence_id = $3`, ms(at), orgID, licenceID)
 	if err != nil {
 		return fmt.Errorf("anonymise activations: %w", err)
 	}
 	return t.liveDelta(ctx, orgID, licenceID, -live)
+}
+
+// LiveActivations reads by activations_live_seen.
+func (r reader) LiveActivations(ctx context.Context, orgID, licenceID string) ([]licentia.Activation, error) {
+	if !isID(orgID) || !isID(licenceID) {
+		return nil, nil
+	}
+	rows, err := r.q.Query(ctx, `SELECT `+activationColumns+` FROM activations
+		WHERE org_id = $1 AND licence_id = $2 AND deactivated_at IS NULL ORDER BY last_seen_at, id`, orgID, licenceID)
+	if err != nil {
+		return nil, fmt.Errorf("list live activations: %w", err)
+	}
+	out, err := collect(rows, scanActivation)
+	if err != nil {
+		return nil, fmt.Errorf("list live activations: %w", err)
+	}
+	return out, nil
+}
+
+func (r reader) TransfersSince(ctx context.Context, orgID, licenceID string, since time.Time) (int64, error) {
+	if !isID(orgID) || !isID(licenceID) {
+		return 0, nil
+	}
+	var n int64
+	err := r.q.QueryRow(ctx, `SELECT count(*) FROM activation_transfers WHERE org_id = $1 AND licence_id = $2 AND at >= $3`,
+		orgID, licenceID, ms(since)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count transfers: %w", err)
+	}
+	return n, nil
+}
+
+func (t *tx) RecordTransfer(ctx context.Context, tr *store.Transfer) error {
+	_, err := t.tx.Exec(ctx, `INSERT INTO activation_transfers (id, org_id, licence_id, activation_id, at) VALUES ($1, $2, $3, $4, $5)`,
+		tr.ID, tr.OrgID, tr.LicenceID, tr.ActivationID, ms(tr.At))
+	if err != nil {
+		return fmt.Errorf("record transfer: %w", err)
+	}
+	return nil
 }
 
 func (r reader) LiveActivation(ctx context.Context, orgID, licenceID, machineID string) (*licentia.Activation, error) {
@@ -159,9 +203,9 @@ func (t *tx) TouchActivation(ctx context.Context, a *licentia.Activation) error 
 	if !isID(a.OrgID) || !isID(a.ID) {
 		return activationNotFound()
 	}
-	tag, err := t.tx.Exec(ctx, `UPDATE activations SET last_seen_at = $1, label = $2, os = $3, app_version = $4
-		WHERE org_id = $5 AND id = $6 AND deactivated_at IS NULL`,
-		ms(a.LastSeenAt), a.Label, a.OS, a.AppVersion, a.OrgID, a.ID)
+	tag, err := t.tx.Exec(ctx, `UPDATE activations SET last_seen_at = $1, label = $2, os = $3, app_version = $4,
+		machine_id = $5, components = $6, rebound_at = $9 WHERE org_id = $7 AND id = $8 AND deactivated_at IS NULL`,
+		ms(a.LastSeenAt), a.Label, a.OS, a.AppVersion, a.MachineID, store.JoinComponents(a.Components), a.OrgID, a.ID, msPtr(a.ReboundAt))
 	if err != nil {
 		return fmt.Errorf("touch activation: %w", err)
 	}

@@ -17,7 +17,7 @@ const licenceColumns = `id, org_id, product_id, email, issued_at, expires_at, li
 	status, status_reason, status_changed_at, trial_ends_at, source, integration_id, external_ref,
 	provider_order_id, provider_subscription_id, provider_customer_id, provider_checkout_id,
 	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations, renewal_url,
-	provider_order_number, replaces, replaced_by, features`
+	provider_order_number, replaces, replaced_by, transfers_per_30_days, max_concurrent, features`
 
 func licenceNotFound() error { return store.NotFound(licentia.CodeLicenceNotFound, "Licence") }
 
@@ -28,7 +28,7 @@ func scanLicence(row pgx.Row) (*licentia.Licence, error) {
 		&l.Status, &l.StatusReason, &l.StatusChangedAt, &l.TrialEndsAt, &l.Source, &l.IntegrationID, &l.ExternalRef,
 		&l.Provider.OrderID, &l.Provider.SubscriptionID, &l.Provider.CustomerID, &l.Provider.CheckoutID,
 		&l.SubscriptionEndedAt, &l.AnonymisedAt, &l.CreatedAt, &l.UpdatedAt, &l.LiveActivations, &l.RenewalURL,
-		&l.Provider.OrderNumber, &l.Replaces, &l.ReplacedBy, &features)
+		&l.Provider.OrderNumber, &l.Replaces, &l.ReplacedBy, &l.TransfersPer30Days, &l.MaxConcurrent, &features)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, licenceNotFound()
 	}
@@ -315,14 +315,14 @@ func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
 func (t *tx) insertLicence(ctx context.Context, l *licentia.Licence) (*licentia.Licence, error) {
 	rows, err := t.tx.Query(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26,
-			$27, $28, $29, $30, $31)
+			$27, $28, $29, $30, $31, $32, $33)
 		ON CONFLICT DO NOTHING RETURNING `+licenceColumns,
 		l.ID, l.OrgID, l.ProductID, l.Email, ms(l.IssuedAt), msPtr(l.ExpiresAt), string(l.LimitKind), l.LimitCount, l.Major,
 		string(l.Status), l.StatusReason, msPtr(l.StatusChangedAt), msPtr(l.TrialEndsAt), string(l.Source), l.IntegrationID, l.ExternalRef,
 		l.Provider.OrderID, l.Provider.SubscriptionID, l.Provider.CustomerID, l.Provider.CheckoutID,
 		msPtr(l.SubscriptionEndedAt), msPtr(l.AnonymisedAt), ms(l.CreatedAt), ms(l.UpdatedAt),
-		l.LiveActivations, l.RenewalURL, l.Provider.OrderNumber, l.Replaces, l.ReplacedBy, store.EncodeGrants(l.Features),
-		strings.ToLower(l.Email))
+		l.LiveActivations, l.RenewalURL, l.Provider.OrderNumber, l.Replaces, l.ReplacedBy, l.TransfersPer30Days, l.MaxConcurrent,
+		store.EncodeGrants(l.Features), strings.ToLower(l.Email))
 	if err != nil {
 		return nil, fmt.Errorf("create licence: %w", err)
 	}
@@ -373,14 +373,14 @@ func (t *tx) writeLicence(ctx context.Context, after *licentia.Licence, before [
 		status = $4, status_reason = $5, status_changed_at = $6, trial_ends_at = $7, external_ref = $8,
 		provider_order_id = $9, provider_subscription_id = $10, provider_customer_id = $11, provider_checkout_id = $12,
 		subscription_ended_at = $13, anonymised_at = $14, updated_at = $15, limit_kind = $16, limit_count = $17, major = $18,
-		provider_order_number = $19, replaced_by = $20, features = $23
+		provider_order_number = $19, replaced_by = $20, transfers_per_30_days = $23, max_concurrent = $24, features = $25
 		WHERE org_id = $21 AND id = $22 RETURNING `+licenceColumns,
 		after.Email, strings.ToLower(after.Email), msPtr(after.ExpiresAt),
 		string(after.Status), after.StatusReason, msPtr(after.StatusChangedAt), msPtr(after.TrialEndsAt), after.ExternalRef,
 		after.Provider.OrderID, after.Provider.SubscriptionID, after.Provider.CustomerID, after.Provider.CheckoutID,
 		msPtr(after.SubscriptionEndedAt), msPtr(after.AnonymisedAt), ms(after.UpdatedAt),
 		string(after.LimitKind), after.LimitCount, after.Major, after.Provider.OrderNumber, after.ReplacedBy, after.OrgID, after.ID,
-		store.EncodeGrants(after.Features)))
+		after.TransfersPer30Days, after.MaxConcurrent, store.EncodeGrants(after.Features)))
 	if isUnique(err) {
 		return nil, licentia.Errorf(licentia.CodeConflict, "The external reference is taken.")
 	}

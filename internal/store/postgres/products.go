@@ -13,7 +13,8 @@ import (
 )
 
 const productColumns = `id, org_id, name, key_prefix, current_major, machines_per_seat,
-	licence_signing_domain, verdict_signing_domain, created_at, updated_at, heartbeat_interval_seconds`
+	licence_signing_domain, verdict_signing_domain, created_at, updated_at, heartbeat_interval_seconds,
+	machine_match, transfers_per_30_days, max_concurrent, lease_ttl_seconds, max_borrow_hours`
 
 const productKeyColumns = `id, product_id, public_key, fingerprint, sealed, master_fingerprint, status, created_at, retired_at`
 
@@ -29,7 +30,8 @@ func isProduct(orgID, id string) bool { return isID(orgID) && isText(id) }
 func scanProduct(row pgx.Row) (*licentia.Product, error) {
 	var p licentia.Product
 	err := row.Scan(&p.ID, &p.OrgID, &p.Name, &p.KeyPrefix, &p.CurrentMajor, &p.MachinesPerSeat,
-		&p.LicenceSigningDomain, &p.VerdictSigningDomain, &p.CreatedAt, &p.UpdatedAt, &p.HeartbeatIntervalSeconds)
+		&p.LicenceSigningDomain, &p.VerdictSigningDomain, &p.CreatedAt, &p.UpdatedAt, &p.HeartbeatIntervalSeconds,
+		&p.MachineMatch, &p.TransfersPer30Days, &p.MaxConcurrent, &p.LeaseTTLSeconds, &p.MaxBorrowHours)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, productNotFound()
 	}
@@ -172,9 +174,10 @@ func (r reader) ProductNameUse(ctx context.Context, field store.ProductField, va
 // waited for, so of two creating the same id exactly one inserts.
 func (t *tx) CreateProduct(ctx context.Context, p *licentia.Product) error {
 	tag, err := t.tx.Exec(ctx, `INSERT INTO products (`+productColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT DO NOTHING`,
 		p.ID, p.OrgID, p.Name, p.KeyPrefix, p.CurrentMajor, p.MachinesPerSeat,
-		p.LicenceSigningDomain, p.VerdictSigningDomain, ms(p.CreatedAt), ms(p.UpdatedAt), p.HeartbeatIntervalSeconds)
+		p.LicenceSigningDomain, p.VerdictSigningDomain, ms(p.CreatedAt), ms(p.UpdatedAt), p.HeartbeatIntervalSeconds,
+		string(p.MachineMatch), p.TransfersPer30Days, p.MaxConcurrent, p.LeaseTTLSeconds, p.MaxBorrowHours)
 	if err != nil {
 		return fmt.Errorf("create product: %w", err)
 	}
@@ -210,8 +213,10 @@ func (t *tx) UpdateProduct(ctx context.Context, p *licentia.Product) error {
 		return productNotFound()
 	}
 	tag, err := t.tx.Exec(ctx, `UPDATE products SET name = $1, current_major = $2, machines_per_seat = $3, updated_at = $4,
-		heartbeat_interval_seconds = $5 WHERE org_id = $6 AND id = $7`,
-		p.Name, p.CurrentMajor, p.MachinesPerSeat, ms(p.UpdatedAt), p.HeartbeatIntervalSeconds, p.OrgID, p.ID)
+		heartbeat_interval_seconds = $5, machine_match = $6, transfers_per_30_days = $7,
+		max_concurrent = $10, lease_ttl_seconds = $11, max_borrow_hours = $12 WHERE org_id = $8 AND id = $9`,
+		p.Name, p.CurrentMajor, p.MachinesPerSeat, ms(p.UpdatedAt), p.HeartbeatIntervalSeconds,
+		string(p.MachineMatch), p.TransfersPer30Days, p.OrgID, p.ID, p.MaxConcurrent, p.LeaseTTLSeconds, p.MaxBorrowHours)
 	if err != nil {
 		return fmt.Errorf("update product: %w", err)
 	}

@@ -11,20 +11,27 @@ import (
 	"github.com/licentia/licentia/internal/store"
 )
 
-const activationColumns = `id, org_id, licence_id, machine_id, label, os, app_version, activated_at, last_seen_at, deactivated_at`
+const activationColumns = `id, org_id, licence_id, machine_id, label, os, app_version, activated_at, last_seen_at, deactivated_at, components,
+	rebound_at`
 
 func scanActivation(row interface{ Scan(...any) error }) (*licentia.Activation, error) {
 	var a licentia.Activation
 	var activated, seen int64
-	var deactivated *int64
-	err := row.Scan(&a.ID, &a.OrgID, &a.LicenceID, &a.MachineID, &a.Label, &a.OS, &a.AppVersion, &activated, &seen, &deactivated)
+	var deactivated, rebound *int64
+	var components string
+	err := row.Scan(&a.ID, &a.OrgID, &a.LicenceID, &a.MachineID, &a.Label, &a.OS, &a.AppVersion, &activated, &seen, &deactivated, &components,
+		&rebound)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, store.NotFound(licentia.CodeNotFound, "Activation")
 		}
 		return nil, err
 	}
+	if a.Components, err = store.SplitComponents(components); err != nil {
+		return nil, err
+	}
 	a.ActivatedAt, a.LastSeenAt, a.DeactivatedAt = store.FromMillis(activated), store.FromMillis(seen), store.FromMillisPtr(deactivated)
+	a.ReboundAt = store.FromMillisPtr(rebound)
 	return &a, nil
 }
 
@@ -83,9 +90,10 @@ func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error
 	if err != nil {
 		return fmt.Errorf("create activation: %w", err)
 	}
-	_, err = t.tx.ExecContext(ctx, `INSERT INTO activations (`+activationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err = t.tx.ExecContext(ctx, `INSERT INTO activations (`+activationColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.OrgID, a.LicenceID, a.MachineID, a.Label, a.OS, a.AppVersion,
-		store.Millis(a.ActivatedAt), store.Millis(a.LastSeenAt), store.MillisPtr(a.DeactivatedAt))
+		store.Millis(a.ActivatedAt), store.Millis(a.LastSeenAt), store.MillisPtr(a.DeactivatedAt), store.JoinComponents(a.Components),
+		store.MillisPtr(a.ReboundAt))
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "This machine already holds a live seat on the licence.")
 	}
@@ -123,12 +131,50 @@ func (t *tx) AnonymiseActivations(ctx context.Context, orgID, licenceID string, 
 		return fmt.Errorf("anonymise activations: %w", err)
 	}
 	_, err = t.tx.ExecContext(ctx, `UPDATE activations SET machine_id = 'anonymised-' || id, label = 'anonymised',
-		os = 'anonymised', app_version = 'anonymised', deactivated_at = coalesce(deactivated_at, ?)
+		os = 'anonymised', app_version = 'anonymised', components = '{}', deactivated_at = coalesce(deactivated_at, ?)
 		WHERE org_id = ? AND licence_id = ?`, store.Millis(at), orgID, licenceID)
 	if err != nil {
 		return fmt.Errorf("anonymise activations: %w", err)
 	}
 	return t.liveDeltaOf(ctx, orgID, licenceID, -live)
+}
+
+// LiveActivations reads by activations_live_seen.
+func (r reader) LiveActivations(ctx context.Context, orgID, licenceID string) ([]licentia.Activation, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT `+activationColumns+` FROM activations
+		WHERE org_id = ? AND licence_id = ? AND deactivated_at IS NULL ORDER BY last_seen_at, id`, orgID, licenceID)
+	if err != nil {
+		return nil, fmt.Errorf("list live activations: %w", err)
+	}
+	defer rows.Close()
+	var out []licentia.Activation
+	for rows.Next() {
+		a, err := scanActivation(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list live activations: %w", err)
+		}
+		out = append(out, *a)
+	}
+	return out, rows.Err()
+}
+
+func (r reader) TransfersSince(ctx context.Context, orgID, licenceID string, since time.Time) (int64, error) {
+	var n int64
+	err := r.q.QueryRowContext(ctx, `SELECT count(*) FROM activation_transfers WHERE org_id = ? AND licence_id = ? AND at >= ?`,
+		orgID, licenceID, store.Millis(since)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count transfers: %w", err)
+	}
+	return n, nil
+}
+
+func (t *tx) RecordTransfer(ctx context.Context, tr *store.Transfer) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO activation_transfers (id, org_id, licence_id, activation_id, at) VALUES (?, ?, ?, ?, ?)`,
+		tr.ID, tr.OrgID, tr.LicenceID, tr.ActivationID, store.Millis(tr.At))
+	if err != nil {
+		return fmt.Errorf("record transfer: %w", err)
+	}
+	return nil
 }
 
 func (r reader) LiveActivation(ctx context.Context, orgID, licenceID, machineID string) (*licentia.Activation, error) {
@@ -141,9 +187,10 @@ func (r reader) LiveActivation(ctx context.Context, orgID, licenceID, machineID 
 }
 
 func (t *tx) TouchActivation(ctx context.Context, a *licentia.Activation) error {
-	res, err := t.tx.ExecContext(ctx, `UPDATE activations SET last_seen_at = ?, label = ?, os = ?, app_version = ?
-		WHERE org_id = ? AND id = ? AND deactivated_at IS NULL`,
-		store.Millis(a.LastSeenAt), a.Label, a.OS, a.AppVersion, a.OrgID, a.ID)
+	res, err := t.tx.ExecContext(ctx, `UPDATE activations SET last_seen_at = ?, label = ?, os = ?, app_version = ?,
+		machine_id = ?, components = ?, rebound_at = ? WHERE org_id = ? AND id = ? AND deactivated_at IS NULL`,
+		store.Millis(a.LastSeenAt), a.Label, a.OS, a.AppVersion, a.MachineID, store.JoinComponents(a.Components), store.MillisPtr(a.ReboundAt),
+		a.OrgID, a.ID)
 	if err != nil {
 		return fmt.Errorf("touch activation: %w", err)
 	}

@@ -16,7 +16,7 @@ const licenceColumns = `id, org_id, product_id, email, issued_at, expires_at, li
 	status, status_reason, status_changed_at, trial_ends_at, source, integration_id, external_ref,
 	provider_order_id, provider_subscription_id, provider_customer_id, provider_checkout_id,
 	subscription_ended_at, anonymised_at, created_at, updated_at, live_activations, renewal_url,
-	provider_order_number, replaces, replaced_by, features`
+	provider_order_number, replaces, replaced_by, transfers_per_30_days, max_concurrent, features`
 
 // scanLicence scans nullable columns into sql.Null and named string types
 // into strings: database/sql fills a **string or a *licentia.Status
@@ -37,7 +37,7 @@ func scanLicence(row interface{ Scan(...any) error }) (*licentia.Licence, error)
 		&c.status, &c.reason, &c.changed, &c.trial, &c.source, &c.integration, &c.ref,
 		&c.order, &c.subscription, &c.customer, &c.checkout,
 		&c.subEnded, &c.anonymised, &c.created, &c.updated, &l.LiveActivations, &c.renewal,
-		&c.orderNumber, &c.replaces, &c.replacedBy, &c.features)
+		&c.orderNumber, &c.replaces, &c.replacedBy, &l.TransfersPer30Days, &l.MaxConcurrent, &c.features)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, store.NotFound(licentia.CodeLicenceNotFound, "Licence")
@@ -242,13 +242,13 @@ func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licen
 // counts.
 func (t *tx) CreateLicence(ctx context.Context, l *licentia.Licence) error {
 	stored, err := scanLicence(t.tx.QueryRowContext(ctx, `INSERT INTO licences (`+licenceColumns+`, email_search)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+licenceColumns,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+licenceColumns,
 		l.ID, l.OrgID, l.ProductID, l.Email, store.Millis(l.IssuedAt), store.MillisPtr(l.ExpiresAt), l.LimitKind, l.LimitCount, l.Major,
 		l.Status, l.StatusReason, store.MillisPtr(l.StatusChangedAt), store.MillisPtr(l.TrialEndsAt), l.Source, l.IntegrationID, l.ExternalRef,
 		l.Provider.OrderID, l.Provider.SubscriptionID, l.Provider.CustomerID, l.Provider.CheckoutID,
 		store.MillisPtr(l.SubscriptionEndedAt), store.MillisPtr(l.AnonymisedAt), store.Millis(l.CreatedAt), store.Millis(l.UpdatedAt),
-		l.LiveActivations, l.RenewalURL, l.Provider.OrderNumber, l.Replaces, l.ReplacedBy, store.EncodeGrants(l.Features),
-		strings.ToLower(l.Email)))
+		l.LiveActivations, l.RenewalURL, l.Provider.OrderNumber, l.Replaces, l.ReplacedBy, l.TransfersPer30Days, l.MaxConcurrent,
+		store.EncodeGrants(l.Features), strings.ToLower(l.Email)))
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "The licence id or external reference is taken.")
 	}
@@ -280,13 +280,14 @@ func (t *tx) UpdateLicence(ctx context.Context, after *licentia.Licence) error {
 		status_reason = ?, status_changed_at = ?, trial_ends_at = ?, external_ref = ?,
 		provider_order_id = ?, provider_subscription_id = ?, provider_customer_id = ?, provider_checkout_id = ?,
 		subscription_ended_at = ?, anonymised_at = ?, updated_at = ?, limit_kind = ?, limit_count = ?, major = ?,
-		provider_order_number = ?, replaced_by = ?, features = ?
+		provider_order_number = ?, replaced_by = ?, transfers_per_30_days = ?, max_concurrent = ?, features = ?
 		WHERE org_id = ? AND id = ? RETURNING `+licenceColumns,
 		after.Email, strings.ToLower(after.Email), store.MillisPtr(after.ExpiresAt), after.Status,
 		after.StatusReason, store.MillisPtr(after.StatusChangedAt), store.MillisPtr(after.TrialEndsAt), after.ExternalRef,
 		after.Provider.OrderID, after.Provider.SubscriptionID, after.Provider.CustomerID, after.Provider.CheckoutID,
 		store.MillisPtr(after.SubscriptionEndedAt), store.MillisPtr(after.AnonymisedAt), store.Millis(after.UpdatedAt),
-		after.LimitKind, after.LimitCount, after.Major, after.Provider.OrderNumber, after.ReplacedBy, store.EncodeGrants(after.Features),
+		after.LimitKind, after.LimitCount, after.Major, after.Provider.OrderNumber, after.ReplacedBy, after.TransfersPer30Days, after.MaxConcurrent,
+		store.EncodeGrants(after.Features),
 		after.OrgID, after.ID))
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "The external reference is taken.")

@@ -12,7 +12,8 @@ import (
 )
 
 const productColumns = `id, org_id, name, key_prefix, current_major, machines_per_seat,
-	licence_signing_domain, verdict_signing_domain, created_at, updated_at, heartbeat_interval_seconds`
+	licence_signing_domain, verdict_signing_domain, created_at, updated_at, heartbeat_interval_seconds,
+	machine_match, transfers_per_30_days, max_concurrent, lease_ttl_seconds, max_borrow_hours`
 
 const productKeyColumns = `id, product_id, public_key, fingerprint, sealed, master_fingerprint, status, created_at, retired_at`
 
@@ -20,7 +21,8 @@ func scanProduct(row interface{ Scan(...any) error }) (*licentia.Product, error)
 	var p licentia.Product
 	var created, updated int64
 	err := row.Scan(&p.ID, &p.OrgID, &p.Name, &p.KeyPrefix, &p.CurrentMajor, &p.MachinesPerSeat,
-		&p.LicenceSigningDomain, &p.VerdictSigningDomain, &created, &updated, &p.HeartbeatIntervalSeconds)
+		&p.LicenceSigningDomain, &p.VerdictSigningDomain, &created, &updated, &p.HeartbeatIntervalSeconds,
+		&p.MachineMatch, &p.TransfersPer30Days, &p.MaxConcurrent, &p.LeaseTTLSeconds, &p.MaxBorrowHours)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, store.NotFound(licentia.CodeProductNotFound, "Product")
@@ -163,9 +165,10 @@ func (r reader) ProductNameUse(ctx context.Context, field store.ProductField, va
 }
 
 func (t *tx) CreateProduct(ctx context.Context, p *licentia.Product) error {
-	_, err := t.tx.ExecContext(ctx, `INSERT INTO products (`+productColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO products (`+productColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		p.ID, p.OrgID, p.Name, p.KeyPrefix, p.CurrentMajor, p.MachinesPerSeat,
-		p.LicenceSigningDomain, p.VerdictSigningDomain, store.Millis(p.CreatedAt), store.Millis(p.UpdatedAt), p.HeartbeatIntervalSeconds)
+		p.LicenceSigningDomain, p.VerdictSigningDomain, store.Millis(p.CreatedAt), store.Millis(p.UpdatedAt), p.HeartbeatIntervalSeconds,
+		string(p.MachineMatch), p.TransfersPer30Days, p.MaxConcurrent, p.LeaseTTLSeconds, p.MaxBorrowHours)
 	if isUnique(err) {
 		return licentia.Errorf(licentia.CodeConflict, "The product id or key prefix is taken.")
 	}
@@ -197,8 +200,10 @@ func (t *tx) CreateProduct(ctx context.Context, p *licentia.Product) error {
 
 func (t *tx) UpdateProduct(ctx context.Context, p *licentia.Product) error {
 	res, err := t.tx.ExecContext(ctx, `UPDATE products SET name = ?, current_major = ?, machines_per_seat = ?, updated_at = ?,
-		heartbeat_interval_seconds = ? WHERE org_id = ? AND id = ?`,
-		p.Name, p.CurrentMajor, p.MachinesPerSeat, store.Millis(p.UpdatedAt), p.HeartbeatIntervalSeconds, p.OrgID, p.ID)
+		heartbeat_interval_seconds = ?, machine_match = ?, transfers_per_30_days = ?,
+		max_concurrent = ?, lease_ttl_seconds = ?, max_borrow_hours = ? WHERE org_id = ? AND id = ?`,
+		p.Name, p.CurrentMajor, p.MachinesPerSeat, store.Millis(p.UpdatedAt), p.HeartbeatIntervalSeconds,
+		string(p.MachineMatch), p.TransfersPer30Days, p.MaxConcurrent, p.LeaseTTLSeconds, p.MaxBorrowHours, p.OrgID, p.ID)
 	if err != nil {
 		return fmt.Errorf("update product: %w", err)
 	}

@@ -43,6 +43,12 @@ func OpenSQLite(t *testing.T) store.Store {
 // the test ends, so tests never see each other's rows.
 func OpenPostgres(t *testing.T) store.Store {
 	t.Helper()
+	return OpenPostgresTB(t)
+}
+
+// OpenPostgresTB is OpenPostgres for a test or a benchmark.
+func OpenPostgresTB(t testing.TB) store.Store {
+	t.Helper()
 	dsn := PostgresURL(t)
 	db, err := postgres.Open(t.Context(), dsn)
 	if err != nil {
