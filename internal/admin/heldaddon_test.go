@@ -83,7 +83,12 @@ func TestAddonHeld(t *testing.T) {
 		}
 
 		f.mustSend(t, "order prod_app for another email", f.order(t, "evt_2", "pi_2", "prod_app", "first@example.com"))
-		target := f.licences(t)[0].ID
+		var target string
+		for _, l := range f.licences(t) {
+			if l.Email == "first@example.com" {
+				target = l.ID
+			}
+		}
 		ls, err := f.svc.ReleaseHeldOrder(ctx, licentia.OperatorActor, f.org.ID, h.ID, admin.HeldRelease{AddsToLicenceID: &target})
 		if err != nil || len(ls) != 1 || ls[0].ID != target {
 			t.Fatalf("release naming a licence = %+v, %v; want that licence", ls, err)
