@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -126,8 +127,8 @@ func heldOrderOf(o *ProviderOrder, ev *providers.Event, reason licentia.HeldReas
 // holdOrderTx keeps h in tx, the provider event's transaction, with its
 // audit entry and the order.held event, and reports whether it did: an
 // order held before (by its order key) is not held twice. It is where
-// every path that cannot issue a paid order ends, the add-on path of
-// issue 26 included (reason no_licence_to_add_to).
+// every path that cannot issue a paid order ends, an add-on with no
+// licence to add to included (holdAddOnsTx).
 func (s *Service) holdOrderTx(ctx context.Context, tx store.Tx, h *licentia.HeldOrder) (bool, error) {
 	h.CreatedAt = s.now()
 	created, err := tx.CreateHeldOrder(ctx, h)
@@ -142,4 +143,20 @@ func (s *Service) holdOrderTx(ctx context.Context, tx store.Tx, h *licentia.Held
 	}
 	_, err = events.WriteOrderHeld(ctx, tx, h.CreatedAt, h)
 	return err == nil, err
+}
+
+// holdAddOnsTx holds the add-on items unplaced of the paid order o, which
+// found no licence to add to, in tx, the provider event's transaction
+// (reason no_licence_to_add_to). The order's other items took effect;
+// the held order lists only what is left to do, and its release adds
+// exactly that.
+func (s *Service) holdAddOnsTx(ctx context.Context, tx store.Tx, o *ProviderOrder, ev *providers.Event, unplaced []ProviderItem) (bool, error) {
+	h, ok := heldOrderOf(o, ev, licentia.HeldNoLicenceToAddTo, nil)
+	if !ok {
+		return false, errTextInvalid()
+	}
+	h.Items = slices.DeleteFunc(h.Items, func(hi licentia.HeldItem) bool {
+		return !slices.ContainsFunc(unplaced, func(it ProviderItem) bool { return it.ProviderProductID == hi.ProviderProductID })
+	})
+	return s.holdOrderTx(ctx, tx, h)
 }

@@ -84,11 +84,7 @@ func (s *Service) ReleaseHeldOrder(ctx context.Context, actor licentia.Actor, or
 		if !settled {
 			return errHeldSettled()
 		}
-		if h.Reason == licentia.HeldNoLicenceToAddTo {
-			out, err = s.releaseAddOnTx(ctx, tx, h, in)
-		} else {
-			out, err = s.releaseOrderTx(ctx, tx, h, in)
-		}
+		out, err = s.releaseOrderTx(ctx, tx, h, in)
 		if err != nil {
 			return err
 		}
@@ -106,7 +102,11 @@ func (s *Service) ReleaseHeldOrder(ctx context.Context, actor licentia.Actor, or
 	return out, nil
 }
 
-// releaseOrderTx issues the held order h with the corrections in, in tx.
+// releaseOrderTx issues the held order h with the corrections in, in tx,
+// and returns the licences it issued and those its add-on items added
+// features to. An add-on item still finding no licence to add to answers
+// 400 at /adds_to_licence_id, and the order stays held. An add-on order
+// refunded, or its subscription ended, while held adds nothing.
 func (s *Service) releaseOrderTx(ctx context.Context, tx store.Tx, h *licentia.HeldOrder, in HeldRelease) ([]licentia.Licence, error) {
 	o, err := s.heldProviderOrder(ctx, tx, h, in)
 	if err != nil {
@@ -115,15 +115,16 @@ func (s *Service) releaseOrderTx(ctx context.Context, tx store.Tx, h *licentia.H
 	if err := releaseIssues(o.Validate(), h, in).Err(); err != nil {
 		return nil, err
 	}
-	return s.IssueFromProviderTx(ctx, tx, *o)
-}
-
-// releaseAddOnTx is where the release of an add-on order held for want of
-// a licence to add to goes, with in.AddsToLicenceID naming the licence.
-// Add-ons are issue 26; until they are in, no order is held for this
-// reason, and one that is answers 409 and stays held.
-func (s *Service) releaseAddOnTx(_ context.Context, _ store.Tx, _ *licentia.HeldOrder, _ HeldRelease) ([]licentia.Licence, error) {
-	return nil, licentia.Errorf(licentia.CodeConflict, "This service cannot release add-on orders yet.")
+	r, err := s.issueOrderTx(ctx, tx, *o, in.AddsToLicenceID)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.unplaced) > 0 {
+		var is licentia.Issues
+		is.Add("/adds_to_licence_id", "the buyer holds no licence of %s in force to add to; name one", r.unplaced[0].ProductID)
+		return nil, is.Err()
+	}
+	return append(r.issued, r.addedTo...), nil
 }
 
 // heldProviderOrder is the paid order h as IssueFromProviderTx takes it,
@@ -152,7 +153,8 @@ func (s *Service) heldProviderOrder(ctx context.Context, tx store.Tx, h *licenti
 		}
 		o.Items = append(o.Items, ProviderItem{ProviderProductID: m.ProviderProductID, ProductID: m.ProductID,
 			LimitKind: m.LimitKind, LimitCount: m.LimitCount, Quantity: it.Quantity, KeyValidDays: m.KeyValidDays,
-			RenewalURL: m.RenewalURL, OnRefund: m.OnRefund, OnSubscriptionEnd: m.OnSubscriptionEnd, SendKeyMail: m.SendKeyMail})
+			RenewalURL: m.RenewalURL, OnRefund: m.OnRefund, OnSubscriptionEnd: m.OnSubscriptionEnd, SendKeyMail: m.SendKeyMail,
+			Features: m.Features, AddsTo: m.AddsTo})
 	}
 	if len(o.Items) == 0 {
 		return nil, licentia.Errorf(licentia.CodeConflict, "None of the order's products is mapped now; map one, or drop the order.")

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -11,13 +12,13 @@ import (
 	"github.com/licentia/licentia/internal/store"
 )
 
-// noLicenceToAddTo decides what a paid add-on order answers when the buyer
-// holds no licence in force of the product it adds to. Today that is what
-// an order that cannot be issued as it stands answers: 400
-// validation_failed, nothing written (not even the event's id), so the
-// provider sends it again and a licence issued meanwhile takes the
-// features. Held orders will keep it instead, with reason
-// no_licence_to_add_to.
+// errNoLicenceToAddTo is an add-on item that found no licence to add its
+// features to; it wrote nothing, and its order is held (reason
+// no_licence_to_add_to) in the provider event's transaction.
+var errNoLicenceToAddTo = errors.New("no licence to add to")
+
+// noLicenceToAddTo is what an add-on order with no licence to add to
+// answers where it cannot be held: 400 validation_failed, nothing written.
 func noLicenceToAddTo(it ProviderItem) error {
 	var is licentia.Issues
 	is.Add("/items", "the buyer holds no licence of %s in force to add the features of %s to", it.ProductID, it.ProviderProductID)
@@ -40,28 +41,59 @@ func addonLicence(ctx context.Context, tx store.Tx, o *ProviderOrder, productID 
 	return nil, nil
 }
 
+// namedAddonLicence finds, and locks, the licence id a held add-on order's
+// release names: one of the organization's, of productID, in force. Any
+// other answers 400 at /adds_to_licence_id, another organization's as if
+// it did not exist.
+func namedAddonLicence(ctx context.Context, tx store.Tx, orgID, id, productID string, now time.Time) (*licentia.Licence, error) {
+	var is licentia.Issues
+	l, err := tx.LockLicence(ctx, orgID, id)
+	switch {
+	case licentia.ErrorCode(err) == licentia.CodeLicenceNotFound:
+		is.Add("/adds_to_licence_id", "names no licence of this organization")
+	case err != nil:
+		return nil, err
+	case l.ProductID != productID:
+		is.Add("/adds_to_licence_id", "must be a licence of %s, the product the add-on adds to", productID)
+	case l.AnonymisedAt != nil || !l.DerivedState(now).IsInForce():
+		is.Add("/adds_to_licence_id", "must be a licence in force")
+	}
+	if err := is.Err(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
 // addItem applies one add-on order item in tx, once: it adds the item's
-// features to the buyer's licence, recording which it added, or, when the
-// order was refunded or its subscription ended before it arrived (ended),
-// records that it added nothing.
+// features to the buyer's licence, or to the licence addsTo names when
+// not nil, recording which it added, and returns that licence; or, when
+// the order was refunded or its subscription ended before it arrived
+// (ended), records that it added nothing and returns nil. With no licence
+// to add to it writes nothing and answers errNoLicenceToAddTo.
 func (s *Service) addItem(ctx context.Context, tx store.Tx, actor licentia.Actor, o *ProviderOrder, it ProviderItem,
-	ended *time.Time, now time.Time) error {
+	ended *time.Time, addsTo *string, now time.Time) (*licentia.Licence, error) {
 	a := &store.ProviderAddon{OrgID: o.OrgID, IntegrationID: o.IntegrationID, OrderKey: o.orderKey(),
 		ProviderProductID: it.ProviderProductID, OrderID: o.OrderID, CheckoutID: o.CheckoutID,
 		SubscriptionID: o.SubscriptionID, Features: it.Features, EndedAt: ended}
 	if ended != nil {
-		return tx.CreateProviderAddon(ctx, a)
+		return nil, tx.CreateProviderAddon(ctx, a)
 	}
-	l, err := addonLicence(ctx, tx, o, it.ProductID, now)
+	var l *licentia.Licence
+	var err error
+	if addsTo != nil {
+		l, err = namedAddonLicence(ctx, tx, o.OrgID, *addsTo, it.ProductID, now)
+	} else {
+		l, err = addonLicence(ctx, tx, o, it.ProductID, now)
+	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if l == nil {
-		return noLicenceToAddTo(it)
+		return nil, errNoLicenceToAddTo
 	}
 	catalogue, err := tx.ProductFeatures(ctx, o.OrgID, l.ProductID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	after := *l
 	after.Features = slices.Clone(l.Features)
@@ -76,17 +108,19 @@ func (s *Service) addItem(ctx context.Context, tx store.Tx, actor licentia.Actor
 	}
 	licentia.SortGrants(after.Features)
 	if len(a.Added) > 0 {
+		// Too many features for a verdict is no fault a release corrects
+		// (that is the licence's, not the order's): the order is refused.
 		var is licentia.Issues
 		activation.CheckVerdictFits(&is, "/items", after.Features)
 		if err := is.Err(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	a.LicenceID = &l.ID
 	if err := tx.CreateProviderAddon(ctx, a); err != nil {
-		return err
+		return nil, err
 	}
-	return s.changeGrants(ctx, tx, actor, l, &after, o.IntegrationID, "add", now)
+	return l, s.changeGrants(ctx, tx, actor, l, &after, o.IntegrationID, "add", now)
 }
 
 // endAddons removes again what each add-on item of as added, once, when a

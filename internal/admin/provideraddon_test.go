@@ -155,7 +155,7 @@ func hasIssueAt(err error, path string) bool {
 // order makes the order add nothing; a feature granted by another source
 // (the licence itself, or another add-on) stays when an add-on that also
 // grants it is refunded, and goes with the last; an add-on with no licence
-// to add to is refused as an order that cannot be issued, writing nothing.
+// to add to is held, issuing nothing.
 func TestAddonOrdering(t *testing.T) {
 	engines(t, func(t *testing.T, st store.Store) {
 		f := addonFixture(t, st)
@@ -194,8 +194,10 @@ func TestAddonOrdering(t *testing.T) {
 			t.Errorf("an add-on of a feature the licence granted, refunded: %q, want basic,batch", got)
 		}
 
-		err := f.order(t, "evt_7", "pi_7", "prod_pdf", "stranger@example.com")
-		wantCode(t, "add-on without a licence", err, licentia.CodeValidationFailed)
+		f.mustSend(t, "add-on without a licence", f.order(t, "evt_7", "pi_7", "prod_pdf", "stranger@example.com"))
+		if hs, _ := f.svc.ListHeldOrders(ctx, f.org.ID); len(hs) != 1 || hs[0].Reason != licentia.HeldNoLicenceToAddTo {
+			t.Errorf("held orders after an add-on without a licence = %+v, want one, no_licence_to_add_to", hs)
+		}
 		if n := len(f.licences(t)); n != 1 {
 			t.Errorf("licences after an add-on without a licence = %d, want 1", n)
 		}

@@ -30,8 +30,36 @@ func (s *Service) IssueFromProvider(ctx context.Context, o ProviderOrder) ([]lic
 // never refuses a paid order: the licence is issued and its audit entry
 // says the plan was exceeded. Refunds, subscription ends and trial
 // conversions that arrived before the order are applied to its licences
-// in the same transaction.
+// in the same transaction. An add-on item with no licence to add to
+// answers 400 validation_failed: the webhook holds such an order instead
+// (see issueOrderTx).
 func (s *Service) IssueFromProviderTx(ctx context.Context, tx store.Tx, o ProviderOrder) ([]licentia.Licence, error) {
+	r, err := s.issueOrderTx(ctx, tx, o, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.unplaced) > 0 {
+		return nil, fmt.Errorf("issue from provider: %w", noLicenceToAddTo(r.unplaced[0]))
+	}
+	return r.issued, nil
+}
+
+// orderResult is what a paid order did in its transaction.
+type orderResult struct {
+	// issued are the licences the order issued.
+	issued []licentia.Licence
+	// addedTo are the licences its add-on items added features to.
+	addedTo []licentia.Licence
+	// unplaced are its add-on items with no licence to add to: they wrote
+	// nothing, and the order is held for them.
+	unplaced []ProviderItem
+}
+
+// issueOrderTx is IssueFromProviderTx, noting the add-on items that found
+// no licence to add to rather than failing on them, so the caller can
+// hold the order in the same transaction. addsTo, when not nil, names the
+// licence the add-on items add to (a held order's release).
+func (s *Service) issueOrderTx(ctx context.Context, tx store.Tx, o ProviderOrder, addsTo *string) (*orderResult, error) {
 	if err := o.Validate().Err(); err != nil {
 		return nil, fmt.Errorf("issue from provider: %w", err)
 	}
@@ -44,7 +72,7 @@ func (s *Service) IssueFromProviderTx(ctx context.Context, tx store.Tx, o Provid
 	if err != nil {
 		return nil, fmt.Errorf("issue from provider: %w", err)
 	}
-	var issued []licentia.Licence
+	r := &orderResult{}
 	var mailed []bool
 	var addons []ProviderItem
 	for _, it := range mergeItems(o.Items) {
@@ -63,36 +91,44 @@ func (s *Service) IssueFromProviderTx(ctx context.Context, tx store.Tx, o Provid
 			return nil, fmt.Errorf("issue from provider: %w", err)
 		}
 		if l != nil {
-			issued, mailed = append(issued, *l), append(mailed, it.SendKeyMail)
+			r.issued, mailed = append(r.issued, *l), append(mailed, it.SendKeyMail)
 		}
 	}
 	// An order whose items all issued (or added) before took its pending
 	// effects then; one that issued nothing keeps them for its licences.
-	if len(issued) == 0 && len(addons) == 0 {
-		return nil, nil
+	if len(r.issued) == 0 && len(addons) == 0 {
+		return r, nil
 	}
 	ended, err := s.applyPending(ctx, tx, actor, &o, now)
 	if err != nil {
 		return nil, fmt.Errorf("issue from provider: %w", err)
 	}
 	for _, it := range addons {
-		if err := s.addItem(ctx, tx, actor, &o, it, ended, now); err != nil {
+		l, err := s.addItem(ctx, tx, actor, &o, it, ended, addsTo, now)
+		switch {
+		case errors.Is(err, errNoLicenceToAddTo):
+			r.unplaced = append(r.unplaced, it)
+		case err != nil:
 			return nil, fmt.Errorf("issue from provider: %w", err)
+		case l != nil && !slices.ContainsFunc(r.addedTo, func(a licentia.Licence) bool { return a.ID == l.ID }):
+			r.addedTo = append(r.addedTo, *l)
 		}
 	}
-	// Pending effects may have changed what was issued: answer the
-	// licences as committed.
-	for i := range issued {
-		l, err := tx.Licence(ctx, o.OrgID, issued[i].ID)
-		if err != nil {
-			return nil, fmt.Errorf("issue from provider: %w", err)
+	// Pending effects and add-ons may have changed what was issued: answer
+	// the licences as committed.
+	for _, ls := range [][]licentia.Licence{r.issued, r.addedTo} {
+		for i := range ls {
+			l, err := tx.Licence(ctx, o.OrgID, ls[i].ID)
+			if err != nil {
+				return nil, fmt.Errorf("issue from provider: %w", err)
+			}
+			ls[i] = *l
 		}
-		issued[i] = *l
 	}
-	if err := s.queueOrderMail(ctx, tx, actor, issued, mailed, now); err != nil {
+	if err := s.queueOrderMail(ctx, tx, actor, r.issued, mailed, now); err != nil {
 		return nil, fmt.Errorf("issue from provider: %w", err)
 	}
-	return issued, nil
+	return r, nil
 }
 
 // queueOrderMail queues one key mail for the buyer listing every licence

@@ -219,8 +219,14 @@ func (s *Service) applyProviderEvent(ctx context.Context, tx store.Tx, in provid
 			res.Held, err = s.holdOrderTx(ctx, tx, h)
 			return err
 		}
-		issued, err := s.IssueFromProviderTx(ctx, tx, *o)
-		res.Issued = len(issued)
+		r, err := s.issueOrderTx(ctx, tx, *o, nil)
+		if err != nil {
+			return err
+		}
+		res.Issued = len(r.issued)
+		if len(r.unplaced) > 0 {
+			res.Held, err = s.holdAddOnsTx(ctx, tx, o, ev, r.unplaced)
+		}
 		return err
 	case providers.KindRefunded:
 		// A partial refund leaves the licences as they are; a refund that

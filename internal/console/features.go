@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
@@ -220,27 +219,6 @@ func featureNames(productID string, fs []licentia.Feature, into map[string]strin
 	for _, f := range fs {
 		into[grantField(productID, f.Code)] = f.Name
 	}
-}
-
-// grantRow is a licence's grant as its page shows it.
-type grantRow struct {
-	Code, Name string
-	ExpiresAt  *time.Time
-	Ended      bool
-}
-
-// grantRows are a licence's grants with their features' names, each
-// marked ended once its expiry passed at now.
-func grantRows(gs []licentia.FeatureGrant, fs []licentia.Feature, now time.Time) []grantRow {
-	out := make([]grantRow, 0, len(gs))
-	for _, g := range gs {
-		row := grantRow{Code: g.Code, ExpiresAt: g.ExpiresAt, Ended: g.ExpiresAt != nil && !g.ExpiresAt.After(now)}
-		if i := slices.IndexFunc(fs, func(f licentia.Feature) bool { return f.Code == g.Code }); i >= 0 {
-			row.Name = fs[i].Name
-		}
-		out = append(out, row)
-	}
-	return out
 }
 
 // changeFeatures replaces a licence's features with those ticked on its

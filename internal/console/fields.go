@@ -68,6 +68,8 @@ var fieldLabels = map[string]string{
 	"on_refund":                  "On a refund",
 	"on_subscription_end":        "When the subscription ends",
 	"cursor":                     "Page",
+	"features":                   "Features",
+	"adds_to":                    "Add-on",
 }
 
 // fieldOf is the form field of an issue's path: "/limit_count" and

@@ -66,6 +66,10 @@ type integrationPage struct {
 	View     admin.IntegrationView
 	Mappings []licentia.Mapping
 	Products []*admin.ProductView
+	// NewMapping is the form that adds a mapping; MappingForms are each
+	// mapping's own.
+	NewMapping   mappingForm
+	MappingForms []mappingForm
 }
 
 // integration shows an integration, the webhook address to paste at its
@@ -96,6 +100,9 @@ func (s *Server) showIntegration(w http.ResponseWriter, r *http.Request, v *visi
 	if page.Products, err = s.admin.Products(ctx, v.orgID()); err != nil {
 		return err
 	}
+	if page.NewMapping, page.MappingForms, err = s.mappingForms(ctx, v.orgID(), page.Mappings, page.Products, p); err != nil {
+		return err
+	}
 	return s.render(w, r, http.StatusOK, "integration", &view{Title: page.View.Integration.Name, Section: "integrations", Visit: v,
 		Notice: notice(r), Data: page, problem: p})
 }
@@ -118,25 +125,6 @@ func (s *Server) disconnectIntegration(w http.ResponseWriter, r *http.Request, v
 		return err
 	}
 	return seeOther(w, r, "/console/integrations", "disconnected")
-}
-
-// putMapping creates or replaces the mapping of the provider product named
-// in the field provider_product_id.
-func (s *Server) putMapping(w http.ResponseWriter, r *http.Request, v *visit) error {
-	var in admin.PutMapping
-	decodeForm(r.PostForm, &in)
-	ppid := strings.TrimSpace(r.PostForm.Get("provider_product_id"))
-	_, err := s.admin.PutMapping(r.Context(), v.actor(), v.orgID(), r.PathValue("id"), ppid, in)
-	if p := refusal("mapping", r, err); p != nil {
-		if msg, ok := p.Fields["providerProductId"]; ok {
-			p.Fields["provider_product_id"] = msg
-		}
-		return s.showIntegration(w, r, v, p)
-	}
-	if err != nil {
-		return err
-	}
-	return seeOther(w, r, "/console/integrations/"+r.PathValue("id"), "mapping-saved")
 }
 
 func (s *Server) deleteMapping(w http.ResponseWriter, r *http.Request, v *visit) error {

@@ -197,7 +197,7 @@ type licencePage struct {
 	Past      []licentia.Activation
 	// Grants are the licence's features; Choices the product's, for the
 	// form that changes them.
-	Grants  []grantRow
+	Grants  []admin.NamedGrant
 	Choices []grantChoice
 	// Use is the licence's leases in use and transfers of the last 30
 	// days; nil for an anonymised licence, which has neither.
@@ -252,7 +252,7 @@ func (s *Server) showLicence(w http.ResponseWriter, r *http.Request, v *visit, i
 	if err != nil {
 		return err
 	}
-	page.Grants = grantRows(lv.Licence.Features, fs, s.admin.Now())
+	page.Grants = admin.NameGrants(lv.Licence.Features, fs, s.admin.Now())
 	refused := p
 	if p != nil && p.Form != formFeatures {
 		refused = nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
@@ -35,6 +36,9 @@ type purchaseLicence struct {
 	Key         string
 	State       licentia.State
 	Machines    []licentia.Activation
+	// Features are the licence's grants, named from its product's
+	// catalogue.
+	Features []admin.NamedGrant
 }
 
 // purchasePage is the customer page's form: the buyer's email address and
@@ -153,16 +157,25 @@ func (s *Server) allowLookup(ctx context.Context, r *http.Request) (wait time.Du
 	return res.Reset, res.Allowed
 }
 
-// machines reads the live machines of each licence of a purchase.
+// machines reads the live machines and the named features of each
+// licence of a purchase.
 func (s *Server) machines(ctx context.Context, p *purchase.Purchase) ([]purchaseLicence, error) {
 	out := make([]purchaseLicence, len(p.Licences))
+	var names *admin.GrantNamer
 	for i := range p.Licences {
 		ms, err := s.purchases.Machines(ctx, &p.Licences[i])
 		if err != nil {
 			return nil, err
 		}
 		l := p.Licences[i]
-		out[i] = purchaseLicence{Licence: l.Licence, ProductName: l.ProductName, Key: l.Key, State: l.State, Machines: ms}
+		if names == nil {
+			names = s.admin.GrantNamer(l.Licence.OrgID)
+		}
+		fs, err := names.Name(ctx, &l.Licence)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = purchaseLicence{Licence: l.Licence, ProductName: l.ProductName, Key: l.Key, State: l.State, Machines: ms, Features: fs}
 	}
 	return out, nil
 }

@@ -27,8 +27,9 @@ type licenceRow struct {
 	State       licentia.State
 	Limit       string
 	Expiry      string
-	// Features are the licence's feature codes; none yet.
-	Features []string
+	// Features are the licence's grants, named from its product's
+	// catalogue.
+	Features []admin.NamedGrant
 	Machines []licentia.Activation
 	// InForce is whether the key works: only then can it be mailed or
 	// reissued.
@@ -56,6 +57,7 @@ func (s *Server) licences(ctx context.Context, c *customer) ([]licenceRow, error
 		return nil, err
 	}
 	names := map[string]string{}
+	grants := s.admin.GrantNamer(c.orgID())
 	var out []licenceRow
 	for _, l := range found {
 		if !listed(&l, c) {
@@ -77,6 +79,9 @@ func (s *Server) licences(ctx context.Context, c *customer) ([]licenceRow, error
 			Expiry: courier.ExpiryWords(v.Licence, now), InForce: l.DerivedState(now).IsInForce()}
 		if v.Key != nil {
 			row.Key = *v.Key
+		}
+		if row.Features, err = grants.Name(ctx, v.Licence); err != nil {
+			return nil, err
 		}
 		for _, a := range v.Activations {
 			if a.IsLive() {
