@@ -66,6 +66,7 @@ type integrationPage struct {
 	View     admin.IntegrationView
 	Mappings []licentia.Mapping
 	Products []*admin.ProductView
+	Provider providerSection
 }
 
 // integration shows an integration, the webhook address to paste at its
@@ -94,6 +95,9 @@ func (s *Server) showIntegration(w http.ResponseWriter, r *http.Request, v *visi
 		return err
 	}
 	if page.Products, err = s.admin.Products(ctx, v.orgID()); err != nil {
+		return err
+	}
+	if page.Provider, err = s.providerSection(ctx, v.orgID(), page.View.Integration); err != nil {
 		return err
 	}
 	return s.render(w, r, http.StatusOK, "integration", &view{Title: page.View.Integration.Name, Section: "integrations", Visit: v,

@@ -217,6 +217,9 @@ type Tx interface {
 	// handled and reports whether it was new: false when the event was
 	// recorded before, by this transaction or a committed one.
 	RecordProviderEvent(ctx context.Context, integrationID, eventID string, at time.Time) (bool, error)
+	// NoteProviderEvent writes what a recorded provider event did: its
+	// type, outcome, order and subscription (ReceivedAt is not changed).
+	NoteProviderEvent(ctx context.Context, e licentia.ProviderEvent) error
 	// ProviderItemIssued reports whether an order item already issued its
 	// licence.
 	ProviderItemIssued(ctx context.Context, integrationID, orderKey, providerProductID string) (bool, error)

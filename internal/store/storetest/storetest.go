@@ -113,6 +113,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Mappings", testMappings},
 		{"IntegrationIsolation", testIntegrationIsolation},
 		{"ProviderEvents", testProviderEvents},
+		{"ProviderEventHistory", testProviderEventHistory},
 		{"HeldOrders", testHeldOrders},
 		{"HeldOrderSettleRace", testHeldOrderSettleRace},
 		{"Member", testMember},
