@@ -24,6 +24,10 @@ const (
 	EventOrderHeld             EventType = "order.held"
 	EventActivationCreated     EventType = "activation.created"
 	EventActivationDeactivated EventType = "activation.deactivated"
+	// EventEndpointTest is sent when the maker asks for a test event, to
+	// that one endpoint only; no endpoint subscribes to it, so it is not
+	// in EventTypes.
+	EventEndpointTest EventType = "endpoint.test"
 )
 
 // EventTypes lists every event type.
