@@ -81,7 +81,6 @@ func TestWebhookTestEvent(t *testing.T) {
 	})
 }
 
-
 func hasAction(es []licentia.AuditEntry, action string) bool {
 	for _, x := range es {
 		if x.Action == action {
