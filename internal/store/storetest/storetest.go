@@ -114,6 +114,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"IntegrationIsolation", testIntegrationIsolation},
 		{"ProviderEvents", testProviderEvents},
 		{"ProviderEventHistory", testProviderEventHistory},
+		{"LastUse", testLastUse},
 		{"HeldOrders", testHeldOrders},
 		{"HeldOrderSettleRace", testHeldOrderSettleRace},
 		{"Member", testMember},
