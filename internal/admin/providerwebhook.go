@@ -53,6 +53,8 @@ type ProviderWebhookResult struct {
 	Issued int
 	// Held is true when the event's paid order was kept as a held order.
 	Held bool
+	// Outcome is what the event did, as the integration page lists it.
+	Outcome licentia.ProviderEventOutcome
 }
 
 // HandleProviderWebhook verifies a provider's webhook, reads its event and
@@ -137,7 +139,10 @@ func (s *Service) HandleProviderWebhook(ctx context.Context, w ProviderWebhook) 
 			res.Repeated = true
 			return nil
 		}
-		return s.applyProviderEvent(ctx, tx, in, res)
+		if err := s.applyProviderEvent(ctx, tx, in, res); err != nil {
+			return err
+		}
+		return tx.NoteProviderEvent(ctx, providerEventNote(i.ID, ev, res.Outcome))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("provider webhook: %w", err)
@@ -205,6 +210,7 @@ func canReadAround(ev *providers.Event) bool {
 // answered 200.
 func (s *Service) applyProviderEvent(ctx context.Context, tx store.Tx, in providerEventIn, res *ProviderWebhookResult) error {
 	i, name, ev := in.integration, in.name, in.ev
+	res.Outcome = licentia.OutcomeNothing
 	switch ev.Kind {
 	case providers.KindOrderPaid:
 		o, err := s.providerOrder(ctx, tx, i, name, ev)
@@ -217,6 +223,9 @@ func (s *Service) applyProviderEvent(ctx context.Context, tx store.Tx, in provid
 				return errTextInvalid()
 			}
 			res.Held, err = s.holdOrderTx(ctx, tx, h)
+			if res.Held {
+				res.Outcome = licentia.OutcomeHeld
+			}
 			return err
 		}
 		r, err := s.issueOrderTx(ctx, tx, *o, nil)
@@ -224,8 +233,14 @@ func (s *Service) applyProviderEvent(ctx context.Context, tx store.Tx, in provid
 			return err
 		}
 		res.Issued = len(r.issued)
+		if res.Issued > 0 {
+			res.Outcome = licentia.OutcomeIssued
+		}
 		if len(r.unplaced) > 0 {
 			res.Held, err = s.holdAddOnsTx(ctx, tx, o, ev, r.unplaced)
+			if res.Held && res.Issued == 0 {
+				res.Outcome = licentia.OutcomeHeld
+			}
 		}
 		return err
 	case providers.KindRefunded:
@@ -234,25 +249,56 @@ func (s *Service) applyProviderEvent(ctx context.Context, tx store.Tx, in provid
 		if !ev.FullRefund || ev.OrderID == "" {
 			return nil
 		}
-		_, err := s.EndFromProviderTx(ctx, tx, ProviderEnd{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name,
+		out, err := s.EndFromProviderTx(ctx, tx, ProviderEnd{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name,
 			Kind: ProviderRefund, OrderID: &ev.OrderID})
+		res.Outcome = outcomeOf(out, licentia.OutcomeRefunded)
 		return err
 	case providers.KindSubscriptionEnded:
 		if ev.SubscriptionID == "" {
 			return nil
 		}
-		_, err := s.EndFromProviderTx(ctx, tx, ProviderEnd{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name,
+		out, err := s.EndFromProviderTx(ctx, tx, ProviderEnd{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name,
 			Kind: ProviderSubscriptionEnded, SubscriptionID: &ev.SubscriptionID})
+		res.Outcome = outcomeOf(out, licentia.OutcomeEnded)
 		return err
 	case providers.KindTrialConverted:
 		if ev.SubscriptionID == "" {
 			return nil
 		}
-		_, err := s.ConvertTrialTx(ctx, tx, ProviderConversion{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name,
+		out, err := s.ConvertTrialTx(ctx, tx, ProviderConversion{OrgID: i.OrgID, IntegrationID: i.ID, Provider: name,
 			SubscriptionID: ev.SubscriptionID})
+		res.Outcome = outcomeOf(out, licentia.OutcomeConverted)
 		return err
 	}
+	res.Outcome = licentia.OutcomeIgnored
 	return nil
+}
+
+// outcomeOf is applied when an end or conversion changed a licence or was
+// kept for an order still to come, and nothing otherwise.
+func outcomeOf(out *ProviderOutcome, applied licentia.ProviderEventOutcome) licentia.ProviderEventOutcome {
+	if out != nil && (len(out.Changes) > 0 || out.Pending) {
+		return applied
+	}
+	return licentia.OutcomeNothing
+}
+
+// providerEventNote is what the integration page keeps of an event: its
+// name and the order or subscription it named, each left out when it
+// holds text that is not valid UTF-8.
+func providerEventNote(integrationID string, ev *providers.Event, outcome licentia.ProviderEventOutcome) licentia.ProviderEvent {
+	kept := func(s string) string {
+		if unreadable(s) {
+			return ""
+		}
+		return s
+	}
+	order := ev.OrderID
+	if order == "" {
+		order = ev.CheckoutID
+	}
+	return licentia.ProviderEvent{IntegrationID: integrationID, EventID: ev.ID, Type: kept(ev.Type), Outcome: outcome,
+		OrderID: optional(kept(order)), SubscriptionID: optional(kept(ev.SubscriptionID))}
 }
 
 // providerOrder turns a paid order into what IssueFromProviderTx takes,

@@ -90,6 +90,7 @@ func (a *Authenticator) authenticateAssistant(ctx context.Context, token string)
 	if err != nil {
 		return nil, fmt.Errorf("identify assistant: %w", err)
 	}
+	a.noteUse(ctx, "grant", t.Grant.ID, t.Grant.LastUsedAt, a.clock.Now())
 	return &Caller{OrgID: m.OrgID, Actor: licentia.MemberActor(m.ID), MemberID: m.ID, Role: m.Role,
 		Assistant: true, GrantID: t.Grant.ID, Scopes: AssistantScopes(m.Role)}, nil
 }

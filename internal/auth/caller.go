@@ -50,12 +50,13 @@ func (c *Caller) HasScope(s licentia.Scope) bool {
 // and a revoked or expired one is refused at once, on every process: no
 // cache can keep a revoked key working.
 type Authenticator struct {
-	store store.Reader
+	store store.Store
 	clock clock.Clock
 }
 
-// NewAuthenticator returns an Authenticator reading keys from st.
-func NewAuthenticator(st store.Reader, clk clock.Clock) *Authenticator {
+// NewAuthenticator returns an Authenticator reading keys from st, where it
+// also writes when each key and grant was last used.
+func NewAuthenticator(st store.Store, clk clock.Clock) *Authenticator {
 	return &Authenticator{store: st, clock: clk}
 }
 
@@ -84,8 +85,10 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (*Calle
 	if err != nil {
 		return nil, fmt.Errorf("identify caller %s: %w", prefix, err)
 	}
-	if !HashMatches(token, k.Hash) || !k.IsLive(a.clock.Now()) {
+	now := a.clock.Now()
+	if !HashMatches(token, k.Hash) || !k.IsLive(now) {
 		return nil, errUnauthorized
 	}
+	a.noteUse(ctx, "key", k.ID, k.LastUsedAt, now)
 	return &Caller{OrgID: k.OrgID, Actor: licentia.APIKeyActor(k.ID), KeyID: k.ID, Prefix: k.Prefix, Scopes: k.Scopes}, nil
 }

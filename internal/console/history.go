@@ -225,6 +225,7 @@ var actionTitles = map[string]string{
 	licentia.AuditGrantCreated:                "AI assistant given access",
 	licentia.AuditGrantRevoked:                "AI assistant's access ended",
 	licentia.AuditWebhookDeliveryRetried:      "Webhook delivery sent again",
+	licentia.AuditWebhookEndpointTested:       "Test event sent to a webhook endpoint",
 	licentia.AuditIntegrationWebhookSecretSet: "Integration webhook secret set",
 	licentia.AuditMemberLoginLinkCreated:      "Member sign-in link made",
 }

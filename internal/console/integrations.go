@@ -70,6 +70,7 @@ type integrationPage struct {
 	// mapping's own.
 	NewMapping   mappingForm
 	MappingForms []mappingForm
+	Provider providerSection
 }
 
 // integration shows an integration, the webhook address to paste at its
@@ -98,6 +99,9 @@ func (s *Server) showIntegration(w http.ResponseWriter, r *http.Request, v *visi
 		return err
 	}
 	if page.Products, err = s.admin.Products(ctx, v.orgID()); err != nil {
+		return err
+	}
+	if page.Provider, err = s.providerSection(ctx, v.orgID(), page.View.Integration); err != nil {
 		return err
 	}
 	if page.NewMapping, page.MappingForms, err = s.mappingForms(ctx, v.orgID(), page.Mappings, page.Products, p); err != nil {

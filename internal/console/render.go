@@ -311,6 +311,7 @@ var notices = map[string]string{
 	"endpoint-updated":   "The endpoint was saved.",
 	"endpoint-deleted":   "The endpoint was deleted.",
 	"retried":            "The delivery will be sent again now.",
+	"test-queued":        "A test event is on its way; its delivery shows below.",
 	"invited":            "The invitation was sent.",
 	"invitation-revoked": "The invitation was revoked; its link no longer works.",
 	"role-changed":       "The role was changed.",

@@ -82,6 +82,7 @@ func (s *Server) routes() {
 	s.form("POST /console/webhooks/{id}", scope(licentia.ScopeWebhooksWrite), s.updateWebhook)
 	s.form("POST /console/webhooks/{id}/rotate-secret", scope(licentia.ScopeWebhooksWrite), s.rotateWebhookSecret)
 	s.form("POST /console/webhooks/{id}/delete", scope(licentia.ScopeWebhooksWrite), s.deleteWebhook)
+	s.form("POST /console/webhooks/{id}/test", scope(licentia.ScopeWebhooksWrite), s.sendTestEvent)
 	s.form("POST /console/webhooks/{id}/deliveries/{deliveryId}/retry", scope(licentia.ScopeWebhooksWrite), s.retryDelivery)
 
 	s.page("GET /console/team", scope(licentia.ScopeMembersRead), s.team)

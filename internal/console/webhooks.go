@@ -60,6 +60,8 @@ func (s *Server) addWebhook(w http.ResponseWriter, r *http.Request, v *visit) er
 type webhookPage struct {
 	Endpoint   *licentia.WebhookEndpoint
 	Deliveries []licentia.Delivery
+	// Bodies are the deliveries' request bodies, by event id.
+	Bodies map[string]string
 	// Next is the cursor of the next page of deliveries, or nil.
 	Next *string
 	// Secret is set on the answer that replaced the endpoint's secret.
@@ -82,8 +84,12 @@ func (s *Server) showWebhook(w http.ResponseWriter, r *http.Request, v *visit, s
 	if err != nil {
 		return err
 	}
+	bodies, err := s.admin.DeliveryBodies(ctx, ds)
+	if err != nil {
+		return err
+	}
 	return s.render(w, r, status, "webhook", &view{Title: "Webhook endpoint", Section: "webhooks", Visit: v, Notice: notice(r),
-		Data: webhookPage{Endpoint: e, Deliveries: ds, Next: next, Secret: secret}, problem: p})
+		Data: webhookPage{Endpoint: e, Deliveries: ds, Bodies: bodies, Next: next, Secret: secret}, problem: p})
 }
 
 // updateWebhook saves the edit form, which sends every field: an empty
@@ -128,4 +134,17 @@ func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request, v *visit)
 		return err
 	}
 	return seeOther(w, r, "/console/webhooks/"+r.PathValue("id"), "retried")
+}
+
+// sendTestEvent queues endpoint.test to the endpoint; its delivery shows
+// at the top of the list once sent.
+func (s *Server) sendTestEvent(w http.ResponseWriter, r *http.Request, v *visit) error {
+	_, err := s.admin.SendTestEvent(r.Context(), v.actor(), v.orgID(), r.PathValue("id"))
+	if p := refusal("test", r, err); p != nil {
+		return s.showWebhook(w, r, v, http.StatusOK, "", p)
+	}
+	if err != nil {
+		return err
+	}
+	return seeOther(w, r, "/console/webhooks/"+r.PathValue("id"), "test-queued")
 }

@@ -175,15 +175,9 @@ func WriteReissued(ctx context.Context, tx store.Tx, at time.Time, old, replacem
 // organization orgID and about licence licenceID (nil for an event about
 // no licence), and queues its deliveries.
 func write(ctx context.Context, tx store.Tx, orgID string, licenceID *string, typ licentia.EventType, at time.Time, b any) (*licentia.Event, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(b); err != nil {
-		return nil, fmt.Errorf("encode event %s: %w", typ, err)
-	}
-	e := &licentia.Event{
-		ID: NewID(), OrgID: orgID, Type: typ, LicenceID: licenceID, At: at,
-		Body: bytes.TrimRight(buf.Bytes(), "\n"),
+	e, err := encode(orgID, licenceID, typ, at, b)
+	if err != nil {
+		return nil, err
 	}
 	if err := tx.InsertEvent(ctx, e); err != nil {
 		return nil, err
@@ -192,6 +186,20 @@ func write(ctx context.Context, tx store.Tx, orgID string, licenceID *string, ty
 		return nil, err
 	}
 	return e, nil
+}
+
+// encode makes the event of body b: its one-line JSON, sent byte for byte.
+func encode(orgID string, licenceID *string, typ licentia.EventType, at time.Time, b any) (*licentia.Event, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(b); err != nil {
+		return nil, fmt.Errorf("encode event %s: %w", typ, err)
+	}
+	return &licentia.Event{
+		ID: NewID(), OrgID: orgID, Type: typ, LicenceID: licenceID, At: at,
+		Body: bytes.TrimRight(buf.Bytes(), "\n"),
+	}, nil
 }
 
 // fanOut queues a delivery of e to every endpoint of its organization that

@@ -14,7 +14,15 @@ type APIKey struct {
 	ExpiresAt *time.Time
 	RevokedAt *time.Time
 	CreatedAt time.Time
+	// LastUsedAt is when the key last authenticated a request, to the
+	// minute (see LastUseEvery); nil when never.
+	LastUsedAt *time.Time
 }
+
+// LastUseEvery is how often a key's or grant's last use is written: a
+// use within a minute of the one written changes nothing, so the hot
+// path writes at most once a minute per key.
+const LastUseEvery = time.Minute
 
 // IsLive reports whether the key is neither revoked nor expired at now.
 func (k *APIKey) IsLive(now time.Time) bool {

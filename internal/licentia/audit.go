@@ -115,6 +115,7 @@ const (
 	AuditWebhookEndpointDeleted       = "webhook_endpoint.deleted"
 	AuditWebhookEndpointSecretRotated = "webhook_endpoint.secret_rotated"
 	AuditWebhookDeliveryRetried       = "webhook_delivery.retried"
+	AuditWebhookEndpointTested        = "webhook_endpoint.tested"
 
 	AuditIntegrationConnected    = "integration.connected"
 	AuditIntegrationDisconnected = "integration.disconnected"
@@ -145,7 +146,7 @@ var AuditActions = []string{
 	AuditLicenceTrialConverted, AuditLicenceUpdated, AuditLicenceReissued, AuditLicenceKeyMailed,
 	AuditActivationCreated, AuditActivationDeactivated, AuditActivationRenamed,
 	AuditWebhookEndpointCreated, AuditWebhookEndpointUpdated, AuditWebhookEndpointDeleted,
-	AuditWebhookEndpointSecretRotated, AuditWebhookDeliveryRetried,
+	AuditWebhookEndpointSecretRotated, AuditWebhookDeliveryRetried, AuditWebhookEndpointTested,
 	AuditIntegrationConnected, AuditIntegrationDisconnected, AuditIntegrationWebhookSecretSet,
 	AuditMappingSaved, AuditMappingDeleted, AuditBrandingUpdated,
 }

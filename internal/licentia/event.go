@@ -28,6 +28,10 @@ const (
 	// machine id whose components match it; its data holds
 	// previous_machine_id.
 	EventActivationRebound EventType = "activation.rebound"
+	// EventEndpointTest is sent when the maker asks for a test event, to
+	// that one endpoint only; no endpoint subscribes to it, so it is not
+	// in EventTypes.
+	EventEndpointTest EventType = "endpoint.test"
 )
 
 // EventTypes lists every event type.

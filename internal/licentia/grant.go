@@ -15,6 +15,9 @@ type Grant struct {
 	ClientName string
 	CreatedAt  time.Time
 	RevokedAt  *time.Time
+	// LastUsedAt is when an access token of the grant last authenticated
+	// a request, to the minute (LastUseEvery); nil when never.
+	LastUsedAt *time.Time
 }
 
 // TokenKind says what an assistant token is for.

@@ -88,3 +88,34 @@ func CheckProviderProductID(id string) string {
 	}
 	return ""
 }
+
+// ProviderEvent is a provider event an integration received and handled,
+// as the integration page lists it. Only events whose signature was proved
+// are kept: an unsigned request could write anything.
+type ProviderEvent struct {
+	IntegrationID string
+	EventID       string
+	// Type is the provider's event name; "" when it was not readable.
+	Type    string
+	Outcome ProviderEventOutcome
+	// OrderID and SubscriptionID are what the event named, when it did.
+	OrderID        *string
+	SubscriptionID *string
+	ReceivedAt     time.Time
+}
+
+// ProviderEventOutcome is what a provider event did.
+type ProviderEventOutcome string
+
+// Provider event outcomes. An event recorded before outcomes were kept
+// reads as OutcomeUnknown.
+const (
+	OutcomeIssued    ProviderEventOutcome = "issued"    // licences issued (or features added)
+	OutcomeHeld      ProviderEventOutcome = "held"      // its order was kept as a held order
+	OutcomeRefunded  ProviderEventOutcome = "refunded"  // a full refund was applied
+	OutcomeEnded     ProviderEventOutcome = "ended"     // a subscription's end was applied
+	OutcomeConverted ProviderEventOutcome = "converted" // a trial's conversion was applied
+	OutcomeNothing   ProviderEventOutcome = "nothing"   // understood, but nothing to change (no mapped product, a partial refund)
+	OutcomeIgnored   ProviderEventOutcome = "ignored"   // an event Licentia does not act on
+	OutcomeUnknown   ProviderEventOutcome = ""
+)

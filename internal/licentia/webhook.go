@@ -83,11 +83,17 @@ type Delivery struct {
 	LastStatusCode *int
 	FailureReason  *string
 	CreatedAt      time.Time
+	// LastResponse is the start of the receiver's answer to the last
+	// attempt (MaxResponseKept bytes at most), nil when none came.
+	LastResponse *string
 	// LeasedUntil is the lease of a claimed delivery: an attempt's outcome
 	// is recorded only while the delivery is still under that lease, so an
 	// attempt that outlived it never overwrites a later one's.
 	LeasedUntil *time.Time
 }
+
+// MaxResponseKept is how much of a receiver's answer a delivery keeps.
+const MaxResponseKept = 2048
 
 // MaxWebhookBody is the largest event body ever sent.
 const MaxWebhookBody = 65536

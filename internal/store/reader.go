@@ -207,6 +207,9 @@ type Reader interface {
 	// Mapping reads one; a missing one, or one of another organization's
 	// integration, answers mapping_not_found.
 	Mapping(ctx context.Context, orgID, integrationID, providerProductID string) (*licentia.Mapping, error)
+	// ProviderEvents lists an integration's last limit provider events,
+	// newest first; another organization's integration has none.
+	ProviderEvents(ctx context.Context, orgID, integrationID string, limit int) ([]licentia.ProviderEvent, error)
 	// IdempotencyKey reads a subject's key, expired or not; none answers
 	// not_found.
 	IdempotencyKey(ctx context.Context, subject, key string) (*IdempotencyKey, error)

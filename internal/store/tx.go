@@ -97,6 +97,11 @@ type Tx interface {
 	CreateAPIKey(ctx context.Context, k *licentia.APIKey) error
 	// RevokeAPIKey sets revoked_at on a live key and reports whether it changed.
 	RevokeAPIKey(ctx context.Context, orgID, id string, at time.Time) (bool, error)
+	// NoteAPIKeyUse and NoteGrantUse set last_used_at to at when it is
+	// unset or at least licentia.LastUseEvery older, and report whether
+	// they wrote: of many requests in a minute, one writes.
+	NoteAPIKeyUse(ctx context.Context, id string, at time.Time) (bool, error)
+	NoteGrantUse(ctx context.Context, id string, at time.Time) (bool, error)
 	AppendAudit(ctx context.Context, e *licentia.AuditEntry) error
 	// CreateProduct writes a product with its keys and records its id and
 	// prefix as used forever. A taken id or prefix answers conflict.
@@ -234,6 +239,9 @@ type Tx interface {
 	// handled and reports whether it was new: false when the event was
 	// recorded before, by this transaction or a committed one.
 	RecordProviderEvent(ctx context.Context, integrationID, eventID string, at time.Time) (bool, error)
+	// NoteProviderEvent writes what a recorded provider event did: its
+	// type, outcome, order and subscription (ReceivedAt is not changed).
+	NoteProviderEvent(ctx context.Context, e licentia.ProviderEvent) error
 	// ProviderItemIssued reports whether an order item already issued its
 	// licence.
 	ProviderItemIssued(ctx context.Context, integrationID, orderKey, providerProductID string) (bool, error)

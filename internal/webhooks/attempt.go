@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
@@ -26,6 +28,8 @@ type attempt struct {
 	d  licentia.Delivery
 	ep *endpointState
 	ev *licentia.Event // nil when the event is gone
+	// response is the start of the receiver's answer, once one came.
+	response *string
 }
 
 // endpointState is an endpoint with its secrets; ep is nil when the
@@ -124,9 +128,13 @@ func (w *Worker) attempt(ctx context.Context, a *attempt, budget time.Duration) 
 	if err != nil {
 		return failure(classify(err), false)
 	}
-	// Only the status code is kept. A short answer body is read and thrown
+	// The status code and the answer's first 2 KB are kept, for the
+	// endpoint's page. The rest of a short answer body is read and thrown
 	// away so that the connection can be kept for the next attempt; any
 	// other is left unread, and the connection closed with it.
+	kept, _ := io.ReadAll(io.LimitReader(resp.Body, licentia.MaxResponseKept))
+	text := keptText(kept)
+	a.response = &text
 	if resp.ContentLength > 0 && resp.ContentLength <= maxDrain {
 		io.Copy(io.Discard, resp.Body)
 	}
@@ -141,6 +149,18 @@ func (w *Worker) attempt(ctx context.Context, a *attempt, budget time.Duration) 
 	}
 	reason := licentia.FailureStatus
 	return &code, &reason, false
+}
+
+// keptText is an answer's start as text both engines store: bytes that
+// are not UTF-8 (a character cut at the 2 KB mark among them) and NUL
+// become U+FFFD, and the result is cut back to MaxResponseKept bytes.
+func keptText(b []byte) string {
+	s := strings.ToValidUTF8(strings.ReplaceAll(string(b), "\x00", "\uFFFD"), "\uFFFD")
+	for len(s) > licentia.MaxResponseKept {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
 }
 
 // isNotFound reports whether err says a row is missing: the store answers

@@ -256,7 +256,7 @@ func (w *Worker) send(ctx context.Context, a *attempt) *finished {
 	now := w.clock.Now().UTC().Truncate(time.Millisecond)
 	d := a.d
 	d.Attempts++
-	d.LastAttemptAt, d.LastStatusCode, d.FailureReason = &now, code, reason
+	d.LastAttemptAt, d.LastStatusCode, d.FailureReason, d.LastResponse = &now, code, reason, a.response
 	switch {
 	case reason == nil:
 		d.Status, d.NextAttemptAt = licentia.DeliverySucceeded, nil

@@ -19,7 +19,8 @@ func apiKeyNotFound() error { return store.NotFound(licentia.CodeNotFound, "API 
 func scanAPIKey(row pgx.Row) (*licentia.APIKey, error) {
 	var k licentia.APIKey
 	var scopes string
-	if err := row.Scan(&k.ID, &k.OrgID, &k.Name, &k.Prefix, &k.Hash, &scopes, &k.ExpiresAt, &k.RevokedAt, &k.CreatedAt); err != nil {
+	if err := row.Scan(&k.ID, &k.OrgID, &k.Name, &k.Prefix, &k.Hash, &scopes, &k.ExpiresAt, &k.RevokedAt, &k.CreatedAt,
+		&k.LastUsedAt); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, apiKeyNotFound()
 		}
@@ -27,6 +28,7 @@ func scanAPIKey(row pgx.Row) (*licentia.APIKey, error) {
 	}
 	k.Scopes = store.SplitScopes(scopes)
 	k.ExpiresAt, k.RevokedAt, k.CreatedAt = utcPtr(k.ExpiresAt), utcPtr(k.RevokedAt), k.CreatedAt.UTC()
+	k.LastUsedAt = utcPtr(k.LastUsedAt)
 	return &k, nil
 }
 
@@ -34,7 +36,7 @@ func (r reader) APIKeyByPrefix(ctx context.Context, prefix string) (*licentia.AP
 	if !isText(prefix) {
 		return nil, fmt.Errorf("read api key by prefix: %w", apiKeyNotFound())
 	}
-	k, err := scanAPIKey(r.q.QueryRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE prefix = $1`, prefix))
+	k, err := scanAPIKey(r.q.QueryRow(ctx, `SELECT `+apiKeyColumns+`, last_used_at FROM api_keys WHERE prefix = $1`, prefix))
 	if err != nil {
 		return nil, fmt.Errorf("read api key by prefix: %w", err)
 	}
@@ -45,7 +47,7 @@ func (r reader) APIKey(ctx context.Context, orgID, id string) (*licentia.APIKey,
 	if !isID(orgID) || !isID(id) {
 		return nil, fmt.Errorf("read api key: %w", apiKeyNotFound())
 	}
-	k, err := scanAPIKey(r.q.QueryRow(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE org_id = $1 AND id = $2`, orgID, id))
+	k, err := scanAPIKey(r.q.QueryRow(ctx, `SELECT `+apiKeyColumns+`, last_used_at FROM api_keys WHERE org_id = $1 AND id = $2`, orgID, id))
 	if err != nil {
 		return nil, fmt.Errorf("read api key: %w", err)
 	}
@@ -56,7 +58,7 @@ func (r reader) APIKeys(ctx context.Context, orgID string) ([]licentia.APIKey, e
 	if !isID(orgID) {
 		return nil, nil
 	}
-	rows, err := r.q.Query(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE org_id = $1 ORDER BY created_at, id`, orgID)
+	rows, err := r.q.Query(ctx, `SELECT `+apiKeyColumns+`, last_used_at FROM api_keys WHERE org_id = $1 ORDER BY created_at, id`, orgID)
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", err)
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 const deliveryColumns = `id, org_id, endpoint_id, event_id, event_type, status, attempts, last_attempt_at, next_attempt_at,
-	last_status_code, failure_reason, created_at`
+	last_status_code, failure_reason, created_at, last_response`
 
 func deliveryNotFound() error {
 	return store.NotFound(licentia.CodeWebhookDeliveryNotFound, "Webhook delivery")
@@ -24,7 +24,7 @@ func deliveryNotFound() error {
 func scanDelivery(row pgx.Row) (*licentia.Delivery, error) {
 	var d licentia.Delivery
 	err := row.Scan(&d.ID, &d.OrgID, &d.EndpointID, &d.EventID, &d.EventType, &d.Status, &d.Attempts, &d.LastAttemptAt,
-		&d.NextAttemptAt, &d.LastStatusCode, &d.FailureReason, &d.CreatedAt)
+		&d.NextAttemptAt, &d.LastStatusCode, &d.FailureReason, &d.CreatedAt, &d.LastResponse)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, deliveryNotFound()
 	}
@@ -95,9 +95,9 @@ func (r reader) Event(ctx context.Context, id string) (*licentia.Event, error) {
 func (t *tx) CreateDeliveries(ctx context.Context, ds []licentia.Delivery) error {
 	b := &pgx.Batch{}
 	for _, d := range ds {
-		b.Queue(`INSERT INTO webhook_deliveries (`+deliveryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		b.Queue(`INSERT INTO webhook_deliveries (`+deliveryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 			d.ID, d.OrgID, d.EndpointID, d.EventID, string(d.EventType), string(d.Status), d.Attempts, msPtr(d.LastAttemptAt),
-			msPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, ms(d.CreatedAt))
+			msPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, ms(d.CreatedAt), d.LastResponse)
 	}
 	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("create deliveries: %w", err)
@@ -140,10 +140,10 @@ func (t *tx) FinishAttempts(ctx context.Context, ds []licentia.Delivery) error {
 			continue
 		}
 		b.Queue(`UPDATE webhook_deliveries SET status = $1, attempts = $2, last_attempt_at = $3,
-			next_attempt_at = $4, last_status_code = $5, failure_reason = $6, leased_until = NULL
+			next_attempt_at = $4, last_status_code = $5, failure_reason = $6, last_response = $9, leased_until = NULL
 			WHERE id = $7 AND ($8::timestamptz IS NULL OR leased_until = $8)`,
 			string(d.Status), d.Attempts, msPtr(d.LastAttemptAt), msPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, d.ID,
-			msPtr(d.LeasedUntil))
+			msPtr(d.LeasedUntil), d.LastResponse)
 	}
 	if b.Len() == 0 {
 		return nil

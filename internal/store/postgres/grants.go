@@ -14,16 +14,19 @@ import (
 
 // grantColumns reads client_id, null for a grant made by the operator's
 // command, as "".
-const grantColumns = `g.id, g.org_id, g.member_id, coalesce(g.client_id, ''), g.client_name, g.created_at, g.revoked_at`
+const grantColumns = `g.id, g.org_id, g.member_id, coalesce(g.client_id, ''), g.client_name, g.created_at, g.revoked_at,
+	g.last_used_at`
 
 func grantNotFound() error { return store.NotFound(licentia.CodeNotFound, "Grant") }
 
 func grantFields(g *licentia.Grant) []any {
-	return []any{&g.ID, &g.OrgID, &g.MemberID, &g.ClientID, &g.ClientName, &g.CreatedAt, &g.RevokedAt}
+	return []any{&g.ID, &g.OrgID, &g.MemberID, &g.ClientID, &g.ClientName, &g.CreatedAt, &g.RevokedAt, &g.LastUsedAt}
 }
 
 // utcGrant converts a grant's times read back to UTC.
-func utcGrant(g *licentia.Grant) { g.CreatedAt, g.RevokedAt = g.CreatedAt.UTC(), utcPtr(g.RevokedAt) }
+func utcGrant(g *licentia.Grant) {
+	g.CreatedAt, g.RevokedAt, g.LastUsedAt = g.CreatedAt.UTC(), utcPtr(g.RevokedAt), utcPtr(g.LastUsedAt)
+}
 
 func scanGrant(row pgx.Row) (*licentia.Grant, error) {
 	var g licentia.Grant

@@ -16,9 +16,9 @@ const apiKeyColumns = `id, org_id, name, prefix, hash, scopes, expires_at, revok
 func scanAPIKey(row interface{ Scan(...any) error }) (*licentia.APIKey, error) {
 	var k licentia.APIKey
 	var scopes string
-	var expires, revoked *int64
+	var expires, revoked, used *int64
 	var created int64
-	if err := row.Scan(&k.ID, &k.OrgID, &k.Name, &k.Prefix, &k.Hash, &scopes, &expires, &revoked, &created); err != nil {
+	if err := row.Scan(&k.ID, &k.OrgID, &k.Name, &k.Prefix, &k.Hash, &scopes, &expires, &revoked, &created, &used); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, store.NotFound(licentia.CodeNotFound, "API key")
 		}
@@ -26,12 +26,12 @@ func scanAPIKey(row interface{ Scan(...any) error }) (*licentia.APIKey, error) {
 	}
 	k.Scopes = store.SplitScopes(scopes)
 	k.ExpiresAt, k.RevokedAt = store.FromMillisPtr(expires), store.FromMillisPtr(revoked)
-	k.CreatedAt = store.FromMillis(created)
+	k.CreatedAt, k.LastUsedAt = store.FromMillis(created), store.FromMillisPtr(used)
 	return &k, nil
 }
 
 func (r reader) APIKeyByPrefix(ctx context.Context, prefix string) (*licentia.APIKey, error) {
-	k, err := scanAPIKey(r.q.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE prefix = ?`, prefix))
+	k, err := scanAPIKey(r.q.QueryRowContext(ctx, `SELECT `+apiKeyColumns+`, last_used_at FROM api_keys WHERE prefix = ?`, prefix))
 	if err != nil {
 		return nil, fmt.Errorf("read api key by prefix: %w", err)
 	}
@@ -39,7 +39,7 @@ func (r reader) APIKeyByPrefix(ctx context.Context, prefix string) (*licentia.AP
 }
 
 func (r reader) APIKey(ctx context.Context, orgID, id string) (*licentia.APIKey, error) {
-	k, err := scanAPIKey(r.q.QueryRowContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE org_id = ? AND id = ?`, orgID, id))
+	k, err := scanAPIKey(r.q.QueryRowContext(ctx, `SELECT `+apiKeyColumns+`, last_used_at FROM api_keys WHERE org_id = ? AND id = ?`, orgID, id))
 	if err != nil {
 		return nil, fmt.Errorf("read api key: %w", err)
 	}
@@ -47,7 +47,7 @@ func (r reader) APIKey(ctx context.Context, orgID, id string) (*licentia.APIKey,
 }
 
 func (r reader) APIKeys(ctx context.Context, orgID string) ([]licentia.APIKey, error) {
-	rows, err := r.q.QueryContext(ctx, `SELECT `+apiKeyColumns+` FROM api_keys WHERE org_id = ? ORDER BY created_at, id`, orgID)
+	rows, err := r.q.QueryContext(ctx, `SELECT `+apiKeyColumns+`, last_used_at FROM api_keys WHERE org_id = ? ORDER BY created_at, id`, orgID)
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", err)
 	}

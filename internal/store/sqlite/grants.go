@@ -13,7 +13,8 @@ import (
 
 // grantColumns reads client_id, null for a grant made by the operator's
 // command, as "".
-const grantColumns = `g.id, g.org_id, g.member_id, coalesce(g.client_id, ''), g.client_name, g.created_at, g.revoked_at`
+const grantColumns = `g.id, g.org_id, g.member_id, coalesce(g.client_id, ''), g.client_name, g.created_at, g.revoked_at,
+	g.last_used_at`
 
 func grantNotFound() error { return store.NotFound(licentia.CodeNotFound, "Grant") }
 
@@ -23,14 +24,15 @@ type grantDest struct {
 	g       licentia.Grant
 	created int64
 	revoked sql.Null[int64]
+	used    sql.Null[int64]
 }
 
 func (d *grantDest) fields() []any {
-	return []any{&d.g.ID, &d.g.OrgID, &d.g.MemberID, &d.g.ClientID, &d.g.ClientName, &d.created, &d.revoked}
+	return []any{&d.g.ID, &d.g.OrgID, &d.g.MemberID, &d.g.ClientID, &d.g.ClientName, &d.created, &d.revoked, &d.used}
 }
 
 func (d *grantDest) grant() licentia.Grant {
-	d.g.CreatedAt, d.g.RevokedAt = store.FromMillis(d.created), instant(d.revoked)
+	d.g.CreatedAt, d.g.RevokedAt, d.g.LastUsedAt = store.FromMillis(d.created), instant(d.revoked), instant(d.used)
 	return d.g
 }
 

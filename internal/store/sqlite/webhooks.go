@@ -159,14 +159,14 @@ func (t *tx) ResealWebhookSecret(ctx context.Context, id string, sealed []byte, 
 }
 
 const deliveryColumns = `id, org_id, endpoint_id, event_id, event_type, status, attempts, last_attempt_at, next_attempt_at,
-	last_status_code, failure_reason, created_at`
+	last_status_code, failure_reason, created_at, last_response`
 
 func scanDelivery(row interface{ Scan(...any) error }) (*licentia.Delivery, error) {
 	var d licentia.Delivery
 	var created int64
 	var last, next *int64
 	err := row.Scan(&d.ID, &d.OrgID, &d.EndpointID, &d.EventID, &d.EventType, &d.Status, &d.Attempts, &last, &next,
-		&d.LastStatusCode, &d.FailureReason, &created)
+		&d.LastStatusCode, &d.FailureReason, &created, &d.LastResponse)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, store.NotFound(licentia.CodeWebhookDeliveryNotFound, "Webhook delivery")
@@ -235,9 +235,9 @@ func (r reader) Event(ctx context.Context, id string) (*licentia.Event, error) {
 
 func (t *tx) CreateDeliveries(ctx context.Context, ds []licentia.Delivery) error {
 	for _, d := range ds {
-		_, err := t.tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (`+deliveryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := t.tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (`+deliveryColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			d.ID, d.OrgID, d.EndpointID, d.EventID, d.EventType, d.Status, d.Attempts, store.MillisPtr(d.LastAttemptAt),
-			store.MillisPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, store.Millis(d.CreatedAt))
+			store.MillisPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, store.Millis(d.CreatedAt), d.LastResponse)
 		if err != nil {
 			return fmt.Errorf("create delivery: %w", err)
 		}
@@ -274,9 +274,10 @@ func (t *tx) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, lim
 func (t *tx) FinishAttempts(ctx context.Context, ds []licentia.Delivery) error {
 	for _, d := range ds {
 		_, err := t.tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = ?, last_attempt_at = ?,
-			next_attempt_at = ?, last_status_code = ?, failure_reason = ?, leased_until = NULL
+			next_attempt_at = ?, last_status_code = ?, failure_reason = ?, last_response = ?, leased_until = NULL
 			WHERE id = ? AND (? IS NULL OR leased_until = ?)`,
-			d.Status, d.Attempts, store.MillisPtr(d.LastAttemptAt), store.MillisPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, d.ID,
+			d.Status, d.Attempts, store.MillisPtr(d.LastAttemptAt), store.MillisPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason,
+			d.LastResponse, d.ID,
 			store.MillisPtr(d.LeasedUntil), store.MillisPtr(d.LeasedUntil))
 		if err != nil {
 			return fmt.Errorf("finish attempt of %s: %w", d.ID, err)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -71,6 +72,7 @@ func testFinishAttempts(t *testing.T, s store.Store) {
 	zone := time.FixedZone("UTC-3", -3*60*60)
 	retry := claimed[0]
 	retry.Attempts, retry.LastStatusCode, retry.FailureReason = 1, ptr(503), ptr(licentia.FailureStatus)
+	retry.LastResponse = ptr(`{"error":"busy"} ` + strings.Repeat("é", 900))
 	retry.LastAttemptAt = ptr(base.Add(time.Second + 1500*time.Microsecond).In(zone))
 	retry.NextAttemptAt = ptr(base.Add(time.Minute + time.Microsecond).In(zone))
 	finish(t, s, &retry)
@@ -86,9 +88,11 @@ func testFinishAttempts(t *testing.T, s store.Store) {
 	done := again[0]
 	done.Status, done.Attempts, done.NextAttemptAt = licentia.DeliverySucceeded, 2, nil
 	done.LastAttemptAt, done.LastStatusCode, done.FailureReason = ptr(base.Add(time.Minute)), ptr(204), nil
+	done.LastResponse = ptr("")
 	gaveUp := *other
 	gaveUp.Status, gaveUp.Attempts, gaveUp.NextAttemptAt = licentia.DeliveryFailed, 1, nil
 	gaveUp.LastAttemptAt, gaveUp.LastStatusCode, gaveUp.FailureReason = ptr(base.Add(time.Minute)), nil, ptr(licentia.FailureTimeout)
+	gaveUp.LastResponse = nil
 	// A delivery deleted meanwhile (with its endpoint or event) leaves
 	// nothing to record, and is no error; the others in the call are
 	// written.

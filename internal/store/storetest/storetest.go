@@ -118,6 +118,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Mappings", testMappings},
 		{"IntegrationIsolation", testIntegrationIsolation},
 		{"ProviderEvents", testProviderEvents},
+		{"ProviderEventHistory", testProviderEventHistory},
+		{"LastUse", testLastUse},
 		{"HeldOrders", testHeldOrders},
 		{"HeldOrderSettleRace", testHeldOrderSettleRace},
 		{"Member", testMember},
