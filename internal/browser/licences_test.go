@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"net/http"
@@ -176,6 +177,17 @@ func walkLicences(t *testing.T, b context.Context, s *servetest.Service, save bo
 // download clicks the link sel and reads the CSV file it saves.
 func download(t *testing.T, ctx context.Context, sel string) [][]string {
 	t.Helper()
+	rows, err := csv.NewReader(bytes.NewReader(downloaded(t, ctx, sel))).ReadAll()
+	if err != nil {
+		t.Fatalf("read the downloaded CSV: %v", err)
+	}
+	return rows
+}
+
+// downloaded clicks sel (a link or a form's button whose answer is a
+// download) and returns the file the browser saved, once it is whole.
+func downloaded(t *testing.T, ctx context.Context, sel string) []byte {
+	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -203,16 +215,11 @@ func download(t *testing.T, ctx context.Context, sel string) [][]string {
 		if ev.State != cdpbrowser.DownloadProgressStateCompleted {
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, ev.GUID))
+		b, err := os.ReadFile(filepath.Join(dir, ev.GUID))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer f.Close()
-		rows, err := csv.NewReader(f).ReadAll()
-		if err != nil {
-			t.Fatalf("read the downloaded CSV: %v", err)
-		}
-		return rows
+		return b
 	}
 	t.Fatalf("download %s never completed", sel)
 	return nil

@@ -70,7 +70,7 @@ type integrationPage struct {
 	// mapping's own.
 	NewMapping   mappingForm
 	MappingForms []mappingForm
-	Provider providerSection
+	Provider     providerSection
 }
 
 // integration shows an integration, the webhook address to paste at its

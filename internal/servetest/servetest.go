@@ -62,6 +62,14 @@ func StartWith(t *testing.T, dbURL string, more map[string]string) *Service {
 	ln.Close()
 	if dbURL == "" {
 		dbURL = "sqlite:" + filepath.Join(dir, "licentia.db")
+	} else if !strings.Contains(dbURL, "pool_max_conns") {
+		// A test's service needs few connections, and many tests run at
+		// once on one PostgreSQL server of 100.
+		sep := "?"
+		if strings.Contains(dbURL, "?") {
+			sep = "&"
+		}
+		dbURL += sep + "pool_max_conns=4"
 	}
 	s := &Service{Base: "http://" + addr, Dir: dir, DB: dbURL, Logs: &logtest.Buffer{}, vars: map[string]string{
 		"LICENTIA_DATA_DIR":     dir,
