@@ -27,8 +27,9 @@ var (
 type pages map[string]*template.Template
 
 var funcs = template.FuncMap{
-	"time":  formatTime,
-	"timep": func(t *time.Time) string { return formatTimePtr(t, "never") },
+	"failure": failureWords,
+	"time":    formatTime,
+	"timep":   func(t *time.Time) string { return formatTimePtr(t, "never") },
 	"str": func(p *string) string {
 		if p == nil {
 			return ""

@@ -148,3 +148,22 @@ func (s *Server) sendTestEvent(w http.ResponseWriter, r *http.Request, v *visit)
 	}
 	return seeOther(w, r, "/console/webhooks/"+r.PathValue("id"), "test-queued")
 }
+
+// failureNames say why a delivery attempt failed, as the maker reads it.
+var failureNames = map[string]string{
+	licentia.FailureAddressRefused:  "address refused (not a public address)",
+	licentia.FailurePayloadTooLarge: "event too large to send",
+	licentia.FailureTimeout:         "no answer within 5 seconds",
+	licentia.FailureConnection:      "could not connect",
+	licentia.FailureTLS:             "TLS failed",
+	licentia.FailureStatus:          "answered with an error status",
+	licentia.FailureRedirect:        "answered with a redirect, which is not followed",
+	licentia.FailureEndpointOff:     "endpoint turned off",
+}
+
+func failureWords(reason string) string {
+	if w, ok := failureNames[reason]; ok {
+		return w
+	}
+	return reason
+}
