@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/web"
 )
 
 // Authorizer is the authorization server's part in the consent page the
@@ -69,7 +70,7 @@ func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, v *visit, r
 	i := slices.IndexFunc(v.Orgs, func(m licentia.Membership) bool { return m.OrgID == v.orgID() })
 	orgs := append([]licentia.Membership{v.Orgs[i]}, slices.Delete(slices.Clone(v.Orgs), i, i+1)...)
 	w.Header().Set("Content-Security-Policy",
-		strings.Replace(contentPolicy, "form-action 'self'", "form-action 'self' "+req.FormActionSource(), 1))
+		strings.Replace(web.PagePolicy, "form-action 'self'", "form-action 'self' "+req.FormActionSource(), 1))
 	return s.render(w, r, http.StatusOK, "consent", &view{Title: "Allow an AI assistant", Visit: v, Data: consentPage{
 		Client: req.ClientName(), RedirectHost: req.RedirectHost(), Params: req.Params(), Orgs: orgs, Current: orgs[0],
 	}})

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"github.com/licentia/licentia/internal/activation"
 	"github.com/licentia/licentia/internal/admin"
 	"github.com/licentia/licentia/internal/clock"
-	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/metrics"
 	"github.com/licentia/licentia/internal/purchase"
 	"github.com/licentia/licentia/internal/ratelimit"
@@ -103,18 +101,13 @@ func New(o Options) (*Server, error) {
 	if s.timeout <= 0 {
 		s.timeout = web.DefaultDatabaseTimeout
 	}
-	s.origin = http.NewCrossOriginProtection()
-	if u, err := url.Parse(o.BaseURL); err == nil && u.Host != "" {
-		s.secure = u.Scheme == "https"
-		if err := s.origin.AddTrustedOrigin(u.Scheme + "://" + u.Host); err != nil {
-			return nil, err
-		}
+	var err error
+	if s.origin, s.secure, err = web.PageOrigins(o.BaseURL, http.HandlerFunc(s.crossOrigin)); err != nil {
+		return nil, err
 	}
 	if s.secure {
 		s.cookie = secureCookieName
 	}
-	s.origin.SetDenyHandler(http.HandlerFunc(s.crossOrigin))
-	var err error
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
@@ -134,45 +127,13 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// contentPolicy is the Content-Security-Policy of every page but the
-// consent page, whose form may lead to the client's redirect URI too.
-const contentPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+// requestID is the id the middleware gave the request of ctx.
+func requestID(ctx context.Context) string { return web.PageRequestID(ctx) }
 
-// securityHeaders are on every answer. Pages hold no script and no inline
-// style; link paths hold tokens, so no Referer ever carries them off.
-var securityHeaders = map[string]string{
-	"Content-Security-Policy": contentPolicy,
-	"X-Frame-Options":         "DENY",
-	"Referrer-Policy":         "no-referrer",
-	"Cache-Control":           "no-store",
-	"X-Content-Type-Options":  "nosniff",
-}
-
-type ctxKey int
-
-const requestIDKey ctxKey = iota
-
-func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
-}
-
-// middleware wraps every request, in this order: the security headers, a
-// request id, panic recovery, the access log and the request's deadline.
-// The access log names the route pattern, never the path: link paths hold
-// tokens.
+// middleware wraps every request as every front door of pages does
+// (web.PageMiddleware).
 func (s *Server) middleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for k, v := range securityHeaders {
-			w.Header().Set(k, v)
-		}
-		id := licentia.NewID()
-		w.Header().Set("X-Request-Id", id)
-		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), s.timeout)
-		defer cancel()
-		r = r.WithContext(ctx)
-		s.observed.Serve(w, r, id, next)
-	})
+	return web.PageMiddleware(&s.observed, s.timeout, next)
 }
 
 // clientAddr is the client's address, by the API's rule, so the customer

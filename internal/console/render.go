@@ -244,7 +244,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, page
 		return fmt.Errorf("render %s: %w", page, err)
 	}
 	if v.Customer != nil && v.Customer.LogoURL != "" {
-		w.Header().Set("Content-Security-Policy", web.AllowLogo(contentPolicy, v.Customer.LogoURL))
+		w.Header().Set("Content-Security-Policy", web.AllowLogo(web.PagePolicy, v.Customer.LogoURL))
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)

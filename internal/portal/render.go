@@ -111,7 +111,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, page
 		return fmt.Errorf("render %s: %w", page, err)
 	}
 	if v.Brand != nil && v.Brand.LogoURL != "" {
-		w.Header().Set("Content-Security-Policy", web.AllowLogo(contentPolicy, v.Brand.LogoURL))
+		w.Header().Set("Content-Security-Policy", web.AllowLogo(web.PagePolicy, v.Brand.LogoURL))
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
