@@ -70,6 +70,11 @@ var fieldLabels = map[string]string{
 	"cursor":                     "Page",
 	"features":                   "Features",
 	"adds_to":                    "Add-on",
+	"machine_match":              "Machine match",
+	"transfers_per_30_days":      "Transfers in any 30 days",
+	"max_concurrent":             "Machines at once",
+	"lease_ttl_seconds":          "Lease length (seconds)",
+	"max_borrow_hours":           "Longest borrowed lease (hours)",
 }
 
 // fieldOf is the form field of an issue's path: "/limit_count" and

@@ -45,15 +45,17 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprint(vs)
 	},
-	"list":       func(vs ...string) []string { return vs },
-	"plural":     plural,
-	"counted":    counted,
-	"short":      shortID,
-	"add":        func(a, b int) int { return a + b },
-	"sub":        func(a, b int) int { return a - b },
-	"roles":      func() []licentia.Role { return licentia.Roles[:len(licentia.Roles)-1] },
-	"keyScopes":  keyScopes,
-	"eventTypes": func() []licentia.EventType { return licentia.EventTypes },
+	"list":            func(vs ...string) []string { return vs },
+	"plural":          plural,
+	"counted":         counted,
+	"short":           shortID,
+	"add":             func(a, b int) int { return a + b },
+	"sub":             func(a, b int) int { return a - b },
+	"roles":           func() []licentia.Role { return licentia.Roles[:len(licentia.Roles)-1] },
+	"keyScopes":       keyScopes,
+	"eventTypes":      func() []licentia.EventType { return licentia.EventTypes },
+	"productFloating": productFloating,
+	"licenceFloating": licenceFloating,
 }
 
 func joinStrings[S ~string](vs []S, sep string) string {

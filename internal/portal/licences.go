@@ -34,6 +34,9 @@ type licenceRow struct {
 	// InForce is whether the key works: only then can it be mailed or
 	// reissued.
 	InForce bool
+	// Use is how the licence's transfers and floating use stand; nil when
+	// neither transfers nor a limit of computers at once apply.
+	Use *admin.LicenceUse
 }
 
 // showLicences lists every licence of the customer's address in the
@@ -56,7 +59,7 @@ func (s *Server) licences(ctx context.Context, c *customer) ([]licenceRow, error
 	if err != nil {
 		return nil, err
 	}
-	names := map[string]string{}
+	products := map[string]*licentia.Product{}
 	grants := s.admin.GrantNamer(c.orgID())
 	var out []licenceRow
 	for _, l := range found {
@@ -67,15 +70,14 @@ func (s *Server) licences(ctx context.Context, c *customer) ([]licenceRow, error
 		if err != nil {
 			return nil, err
 		}
-		name, ok := names[l.ProductID]
+		p, ok := products[l.ProductID]
 		if !ok {
-			p, err := s.store.Product(ctx, c.orgID(), l.ProductID)
-			if err != nil {
+			if p, err = s.store.Product(ctx, c.orgID(), l.ProductID); err != nil {
 				return nil, err
 			}
-			name, names[l.ProductID] = p.Name, p.Name
+			products[l.ProductID] = p
 		}
-		row := licenceRow{ID: l.ID, ProductName: name, State: l.DerivedState(now), Limit: courier.LimitWords(v.Licence),
+		row := licenceRow{ID: l.ID, ProductName: p.Name, State: l.DerivedState(now), Limit: courier.LimitWords(v.Licence),
 			Expiry: courier.ExpiryWords(v.Licence, now), InForce: l.DerivedState(now).IsInForce()}
 		if v.Key != nil {
 			row.Key = *v.Key
@@ -86,6 +88,13 @@ func (s *Server) licences(ctx context.Context, c *customer) ([]licenceRow, error
 		for _, a := range v.Activations {
 			if a.IsLive() {
 				row.Machines = append(row.Machines, a)
+			}
+		}
+		// Only a licence with transfers on or a limit of computers at once
+		// has anything to say about them.
+		if v.Licence.TransfersAllowed(p) > 0 || v.Licence.ConcurrentAllowed(p) != nil {
+			if row.Use, err = s.admin.LicenceUse(ctx, c.orgID(), l.ID); err != nil {
+				return nil, err
 			}
 		}
 		out = append(out, row)
