@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"path"
 	"strings"
 	"time"
 
@@ -88,25 +86,7 @@ func formatTimePtr(t *time.Time, none string) string {
 }
 
 // parsePages parses each page's template with the layout.
-func parsePages() (pages, error) {
-	names, err := fs.Glob(files, "templates/*.html")
-	if err != nil {
-		return nil, err
-	}
-	out := pages{}
-	for _, name := range names {
-		base := strings.TrimSuffix(path.Base(name), ".html")
-		if base == "layout" {
-			continue
-		}
-		t, err := template.New(base).Funcs(funcs).ParseFS(files, "templates/layout.html", name)
-		if err != nil {
-			return nil, fmt.Errorf("parse console page %s: %w", base, err)
-		}
-		out[base] = t
-	}
-	return out, nil
-}
+func parsePages() (pages, error) { return web.ParsePages(files, funcs, "console") }
 
 // view is what every page's template gets: the signed-in member (nil on
 // the pages that need none), the page's own data, and the problems of a
@@ -117,7 +97,7 @@ type view struct {
 	Visit   *visit
 	// Customer is set on the pages a customer sees, which carry the
 	// organization's branding rather than the console's.
-	Customer  *customerBrand
+	Customer  *web.Brand
 	Notice    string
 	Data      any
 	RequestID string

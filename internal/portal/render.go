@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
@@ -41,48 +38,12 @@ var funcs = template.FuncMap{
 }
 
 // parsePages parses each page's template with the layout.
-func parsePages() (pages, error) {
-	names, err := fs.Glob(files, "templates/*.html")
-	if err != nil {
-		return nil, err
-	}
-	out := pages{}
-	for _, name := range names {
-		base := strings.TrimSuffix(path.Base(name), ".html")
-		if base == "layout" {
-			continue
-		}
-		t, err := template.New(base).Funcs(funcs).ParseFS(files, "templates/layout.html", name)
-		if err != nil {
-			return nil, fmt.Errorf("parse portal page %s: %w", base, err)
-		}
-		out[base] = t
-	}
-	return out, nil
-}
+func parsePages() (pages, error) { return web.ParsePages(files, funcs, "portal") }
 
 // brand is what a page shows of the organization.
-type brand struct {
-	Slug         string
-	Name         string
-	LogoURL      string
-	SupportEmail string
-	HasAccent    bool
-}
+type brand = web.Brand
 
-func brandOf(o *licentia.Organization) *brand {
-	b := &brand{Slug: o.Slug, Name: o.DisplayName(), HasAccent: o.Branding.Accent != nil}
-	if v := o.Branding.LogoURL; v != nil {
-		b.LogoURL = *v
-	}
-	if v := o.Branding.SupportEmail; v != nil {
-		b.SupportEmail = *v
-	}
-	return b
-}
-
-// Base is the organization's portal path.
-func (b *brand) Base() string { return "/portal/" + url.PathEscape(b.Slug) + "/" }
+var brandOf = web.BrandOf
 
 // view is what every page's template gets.
 type view struct {
