@@ -49,6 +49,13 @@ func everyPage(t *testing.T, b context.Context, s *servetest.Service, save bool)
 		"id": "desk-app", "name": "Desk App for Designers and Architects", "key_prefix": "DESK", "current_major": "2"}); status != http.StatusOK {
 		t.Fatalf("create product: status %d", status)
 	}
+	// Two features, for the mapping below to grant.
+	for code, name := range map[string]string{"export-pdf": "Export to PDF", "team-sync": "Team synchronisation"} {
+		open(t, owner, s.Base+"/console/products/desk-app")
+		if status := submit(t, owner, `form[action="/console/products/desk-app/features"]`, map[string]string{"code": code, "name": name}); status != http.StatusOK {
+			t.Fatalf("add feature %s: status %d", code, status)
+		}
+	}
 	open(t, owner, s.Base+"/console/api-keys")
 	if err := chromedp.Do(owner,
 		chromedp.SetValue(chromedp.CSS(`form[action="/console/api-keys"] [name="name"]`), "backend"),
@@ -107,15 +114,32 @@ func everyPage(t *testing.T, b context.Context, s *servetest.Service, save bool)
 		}
 		after := *l
 		after.Provider.OrderID = &order
-		return tx.UpdateLicence(t.Context(), &after)
+		if err := tx.UpdateLicence(t.Context(), &after); err != nil {
+			return err
+		}
+		// A mapping granting both features, and a provider event it issued.
+		if err := tx.PutMapping(t.Context(), &licentia.Mapping{IntegrationID: integ.ID, ProviderProductID: "prod_QdTx8RmYw3LkPz_desk_studio",
+			ProductID: "desk-app", LimitKind: licentia.LimitMachines, LimitCount: 3, OnRefund: licentia.RefundRevoke,
+			OnSubscriptionEnd: licentia.SubscriptionEndExpire, Features: []string{"export-pdf", "team-sync"}, SendKeyMail: true,
+			CreatedAt: time.Now(), UpdatedAt: time.Now()}); err != nil {
+			return err
+		}
+		if _, err := tx.RecordProviderEvent(t.Context(), integ.ID, "evt_1PZ7dFJk2mN8qRsT0uVwXyZa", time.Now()); err != nil {
+			return err
+		}
+		return tx.NoteProviderEvent(t.Context(), licentia.ProviderEvent{IntegrationID: integ.ID, EventID: "evt_1PZ7dFJk2mN8qRsT0uVwXyZa",
+			Type: "checkout.session.completed", Outcome: licentia.OutcomeIssued, OrderID: &order})
 	})
 	if err != nil {
 		t.Fatalf("set up the integration and the order: %v", err)
 	}
 
+	answered(t, owner, s, save, st, o.ID, es[0].ID)
+
 	visit(t, owner, s, save, []page{
 		{"overview", "/console/"},
 		{"licences", "/console/licences"},
+		{"customers", "/console/customers"},
 		{"licence", "/console/licences/" + licenceID},
 		{"products", "/console/products"},
 		{"product", "/console/products/desk-app"},

@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -97,13 +96,7 @@ func (s *Server) showLicences(w http.ResponseWriter, r *http.Request, v *visit, 
 		products[pv.Product.ID] = pv.Product
 	}
 	for _, l := range list.Licences {
-		row := licenceRow{Licence: l, State: l.DerivedState(list.Now), ProductName: l.ProductID}
-		allowed := l.LimitCount
-		if pr := products[l.ProductID]; pr != nil {
-			row.ProductName, allowed = pr.Name, l.MachinesAllowed(pr.MachinesPerSeat)
-		}
-		row.Machines = fmt.Sprintf("%d of %d", l.LiveMachines(list.Now), allowed)
-		page.Rows = append(page.Rows, row)
+		page.Rows = append(page.Rows, machinesRow(l, products, list.Now))
 	}
 	return s.render(w, r, http.StatusOK, "licences", &view{Title: "Licences", Section: "licences", Visit: v, Notice: notice(r), Data: page, problem: p})
 }

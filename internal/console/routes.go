@@ -51,6 +51,8 @@ func (s *Server) routes() {
 	s.form("POST /console/licences/{id}/send-key", scope(licentia.ScopeLicencesWrite), s.sendKey)
 	s.form("POST /console/activations/{id}/deactivate", scope(licentia.ScopeLicencesWrite), s.deactivateActivation)
 
+	s.page("GET /console/customers", scope(licentia.ScopeLicencesRead), s.customers)
+
 	s.page("GET /console/products", scope(licentia.ScopeProductsRead), s.products)
 	s.form("POST /console/products", scope(licentia.ScopeProductsWrite), s.createProduct)
 	s.page("GET /console/products/{id}", scope(licentia.ScopeProductsRead), s.product)

@@ -99,6 +99,10 @@ type Reader interface {
 	// FindLicences lists matching licences, newest first (issued_at, then
 	// id, descending), at most f.Limit.
 	FindLicences(ctx context.Context, orgID string, f LicenceFilter, now time.Time) ([]licentia.Licence, error)
+	// Customers lists a page of the organization's customers (the
+	// distinct lower-cased emails of its licences not anonymised), newest
+	// activity first (their newest issued_at), then by email.
+	Customers(ctx context.Context, orgID string, f CustomerFilter) ([]Customer, error)
 	// CountLicences computes the counts of GET /v1/admin/licences/counts.
 	CountLicences(ctx context.Context, orgID string, productID *string, since, now time.Time) (*LicenceCounts, error)
 	// CountLicencesWithFeature computes the counts of the licences granting

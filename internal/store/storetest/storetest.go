@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LicenceIsolation", testLicenceIsolation},
 		{"LicenceMalformedIDs", testLicenceMalformedIDs},
 		{"FindLicences", testFindLicences},
+		{"Customers", testCustomers},
 		{"ListFilters", testListFilters},
 		{"ListPaging", testListPaging},
 		{"PurchaseLicences", testPurchaseLicences},
