@@ -158,31 +158,37 @@ func later(a, b time.Time) time.Time {
 
 // RenewLease moves the end of the machine's lease to a full TTL from now
 // (never shortening a borrowed one) and signs a verdict for it. It takes
-// no lock on the licence: renewing a lease in use changes no count, so it
-// is one statement, as cheap as the status route's refresh.
+// no lock on the licence, since renewing a lease in use changes no count:
+// the licence is read and the lease renewed in one statement
+// (store.Store.RenewLease), the route's one round trip to the database,
+// as a status check's read is.
 func (s *Service) RenewLease(ctx context.Context, in LeaseRef) (*LeaseResult, error) {
 	if err := in.Validate().Err(); err != nil {
 		return nil, err
 	}
-	sub, err := s.resolve(ctx, *in.LicenceKey, true)
+	p, licenceID, err := s.cat.VerifyLicenceKey(ctx, *in.LicenceKey)
+	if err != nil {
+		return nil, err
+	}
+	// Before the write: a renewal answered with an error moves nothing.
+	priv, err := s.keys.CurrentPrivate(p)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
-	if err := refused(sub.licence, now); err != nil {
-		return nil, err
-	}
-	l := sub.licence
-	var res LeaseResult
-	err = s.store.InTx(ctx, func(tx store.Tx) error {
-		var err error
-		res.Lease, err = tx.RenewLease(ctx, l.OrgID, l.ID, *in.MachineID, *in.LeaseID, now, now.Add(sub.product.LeaseTTL()))
-		return err
-	})
+	l, lease, err := s.store.RenewLease(ctx, p.ID, licenceID, *in.MachineID, *in.LeaseID, now, now.Add(p.LeaseTTL()))
+	sub, err := s.subjectOf(p, l, err, false)
 	if err != nil {
 		return nil, fmt.Errorf("renew lease: %w", err)
 	}
-	return s.signLease(sub, &res)
+	if err := refused(l, now); err != nil {
+		return nil, err
+	}
+	if lease == nil {
+		return nil, store.NotFound(licentia.CodeLeaseNotFound, "Lease")
+	}
+	sub.priv = priv
+	return s.signLease(sub, &LeaseResult{Lease: lease})
 }
 
 // ReleaseLease ends the machine's lease and reports whether it was in use.

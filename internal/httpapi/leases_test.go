@@ -118,14 +118,18 @@ func TestLeaseLifecycle(t *testing.T) {
 		ended := e.takeLease(t, key, "ada-laptop", nil, http.StatusCreated)
 		e.clock.Advance(120 * time.Second)
 		e.run(t, scenario{call: leaseRefCall("renew", key, "ada-laptop", ended.Lease.ID), wantStatus: http.StatusNotFound, wantCode: licentia.CodeLeaseNotFound})
-		if fresh := e.takeLease(t, key, "ada-laptop", nil, http.StatusCreated); fresh.Lease.ID == ended.Lease.ID {
+		fresh := e.takeLease(t, key, "ada-laptop", nil, http.StatusCreated)
+		if fresh.Lease.ID == ended.Lease.ID {
 			t.Errorf("a lease taken after the last ended has its id %s", ended.Lease.ID)
 		}
 
 		e.run(t, scenario{call: call{method: "POST", path: licencePath(issued.Licence.ID, "revoke"), key: e.allKey,
 			body: map[string]any{"reason": "refund"}}, wantStatus: http.StatusOK})
 		e.run(t, scenario{call: leaseCall(key, "ada-laptop", nil), wantStatus: http.StatusForbidden, wantCode: licentia.CodeLicenceRevoked})
-		e.run(t, scenario{call: leaseRefCall("renew", key, "ada-laptop", ended.Lease.ID), wantStatus: http.StatusForbidden, wantCode: licentia.CodeLicenceRevoked})
+		// A lease in use of a revoked licence is not renewed either.
+		for _, id := range []string{ended.Lease.ID, fresh.Lease.ID} {
+			e.run(t, scenario{call: leaseRefCall("renew", key, "ada-laptop", id), wantStatus: http.StatusForbidden, wantCode: licentia.CodeLicenceRevoked})
+		}
 	})
 }
 

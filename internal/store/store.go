@@ -5,13 +5,14 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
 )
 
 // Store is the service's state. Reads run outside a transaction; every change
-// runs in InTx, so a change, its audit entry and its event commit together or
-// not at all.
+// but a lease's renewal runs in InTx, so a change, its audit entry and its
+// event commit together or not at all.
 type Store interface {
 	Reader
 	// InTx runs fn in one transaction, committed when fn returns nil and
@@ -20,6 +21,19 @@ type Store interface {
 	// or a serialization failure: fn sets everything it hands out afresh
 	// on each run.
 	InTx(ctx context.Context, fn func(tx Tx) error) error
+	// RenewLease reads the licence licenceID (licence_not_found when there
+	// is none) and, when it is of product productID and neither revoked
+	// nor expired at now, moves the end of its lease leaseID, in use at now
+	// and held by machineID's live activation, to until unless it already
+	// ends later. lease is nil when nothing was renewed: no such lease in
+	// use, or a licence that may not hold one.
+	//
+	// It is the one change outside InTx: one statement, its own
+	// transaction, because a renewal changes no count, writes no audit
+	// entry and no event, and is the write a fleet in floating use makes
+	// most often. On PostgreSQL its commit does not wait for the WAL flush
+	// (docs/floating.md, "Durability of a renewal").
+	RenewLease(ctx context.Context, productID, licenceID, machineID, leaseID string, now, until time.Time) (l *licentia.Licence, lease *FloatingLease, err error)
 	// Ping reports whether the database answers; on SQLite, whether its
 	// disk has room for writes too.
 	Ping(ctx context.Context) error

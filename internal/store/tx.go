@@ -156,10 +156,6 @@ type Tx interface {
 	// PutLease writes the lease of l.ActivationID, replacing the one it
 	// held before (in use or not). The caller holds the licence.
 	PutLease(ctx context.Context, l *FloatingLease) error
-	// RenewLease moves the end of the lease leaseID, in use at now and held
-	// by machineID's live activation on the licence, to until unless it
-	// already ends later; lease_not_found when no such lease is in use.
-	RenewLease(ctx context.Context, orgID, licenceID, machineID, leaseID string, now, until time.Time) (*FloatingLease, error)
 	// ReleaseLease ends the lease leaseID of machineID on the licence and
 	// reports whether it was in use at now.
 	ReleaseLease(ctx context.Context, orgID, licenceID, machineID, leaseID string, now time.Time) (bool, error)

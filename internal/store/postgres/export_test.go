@@ -24,3 +24,11 @@ const PendingDeliveriesSQL = pendingDeliveriesSQL
 
 // LeasesSQL is leasesSQL, for the plan tests.
 const LeasesSQL = leasesSQL
+
+// Setting reads a setting of the session of one of db's connections; with
+// pool_max_conns=1, of the connection every statement ran on.
+func Setting(ctx context.Context, db *DB, name string) (string, error) {
+	var v string
+	err := db.pool.QueryRow(ctx, `SELECT current_setting($1)`, name).Scan(&v)
+	return v, err
+}

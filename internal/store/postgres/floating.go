@@ -107,23 +107,43 @@ func (t *tx) PutLease(ctx context.Context, l *store.FloatingLease) error {
 const leaseOfMachine = `id = $1 AND org_id = $2 AND licence_id = $3 AND activation_id = (SELECT id FROM activations
 	WHERE org_id = $2 AND licence_id = $3 AND machine_id = $4 AND deactivated_at IS NULL)`
 
-func (t *tx) RenewLease(ctx context.Context, orgID, licenceID, machineID, leaseID string, now, until time.Time) (*store.FloatingLease, error) {
-	if !isID(leaseID) || !isID(orgID) || !isID(licenceID) || !isText(machineID) {
-		return nil, fmt.Errorf("renew lease: %w", leaseNotFound())
+// renewLeaseQuery reads licence $1 and, in the same statement, renews its
+// lease $4 held by machine $3 when the licence is of product $2 and may
+// hold leases at $6 (neither revoked nor expired). set_config makes this
+// statement's transaction commit without waiting for the WAL flush (see
+// Store.RenewLease); it is evaluated once, as a one-row FROM item.
+var renewLeaseQuery = `WITH l AS (SELECT ` + licenceColumns + ` FROM licences WHERE id = $1),
+	f AS (UPDATE floating_leases SET expires_at = greatest(expires_at, $5)
+		FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async
+		WHERE id = $4 AND licence_id = $1 AND expires_at > $6
+		AND activation_id = (SELECT id FROM activations WHERE licence_id = $1 AND machine_id = $3 AND deactivated_at IS NULL)
+		AND EXISTS (SELECT 1 FROM l WHERE product_id = $2 AND NOT ` + store.StateSQL(licentia.StateRevoked, "$6") +
+	` AND NOT ` + store.StateSQL(licentia.StateExpired, "$6") + `)
+		RETURNING id, org_id, activation_id, taken_at, expires_at)
+	SELECT ` + store.Qualified(licenceColumns, "l") + `, f.id, f.org_id, f.activation_id, f.taken_at, f.expires_at FROM l LEFT JOIN f ON true`
+
+func (db *DB) RenewLease(ctx context.Context, productID, licenceID, machineID, leaseID string, now, until time.Time) (*licentia.Licence, *store.FloatingLease, error) {
+	if !isID(licenceID) {
+		return nil, nil, fmt.Errorf("renew lease: %w", licenceNotFound())
 	}
-	var l store.FloatingLease
-	err := t.tx.QueryRow(ctx, `UPDATE floating_leases SET expires_at = greatest(expires_at, $5)
-		WHERE `+leaseOfMachine+` AND expires_at > $6 RETURNING id, org_id, licence_id, activation_id, taken_at, expires_at`,
-		leaseID, orgID, licenceID, machineID, ms(until), ms(now)).
-		Scan(&l.ID, &l.OrgID, &l.LicenceID, &l.ActivationID, &l.TakenAt, &l.ExpiresAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("renew lease: %w", leaseNotFound())
+	if !isText(productID) || !isID(leaseID) || !isText(machineID) {
+		l, err := db.LicenceByID(ctx, licenceID)
+		return l, nil, err
 	}
+	var f struct {
+		id, orgID, activationID *string
+		taken, ends             *time.Time
+	}
+	l, err := scanLicence(store.ScanWith{Row: db.pool.QueryRow(ctx, renewLeaseQuery, licenceID, productID, machineID, leaseID, ms(until), ms(now)),
+		Extra: []any{&f.id, &f.orgID, &f.activationID, &f.taken, &f.ends}})
 	if err != nil {
-		return nil, fmt.Errorf("renew lease: %w", err)
+		return nil, nil, fmt.Errorf("renew lease: %w", err)
 	}
-	l.MachineID, l.TakenAt, l.ExpiresAt = machineID, l.TakenAt.UTC(), l.ExpiresAt.UTC()
-	return &l, nil
+	if f.id == nil || f.orgID == nil || f.activationID == nil || f.taken == nil || f.ends == nil {
+		return l, nil, nil
+	}
+	return l, &store.FloatingLease{ID: *f.id, OrgID: *f.orgID, LicenceID: licenceID, ActivationID: *f.activationID,
+		MachineID: machineID, TakenAt: f.taken.UTC(), ExpiresAt: f.ends.UTC()}, nil
 }
 
 func (t *tx) ReleaseLease(ctx context.Context, orgID, licenceID, machineID, leaseID string, now time.Time) (bool, error) {

@@ -100,21 +100,39 @@ func (t *tx) PutLease(ctx context.Context, l *store.FloatingLease) error {
 const leaseOfMachine = `id = ? AND org_id = ? AND licence_id = ? AND activation_id = (SELECT id FROM activations
 	WHERE org_id = floating_leases.org_id AND licence_id = floating_leases.licence_id AND machine_id = ? AND deactivated_at IS NULL)`
 
-func (t *tx) RenewLease(ctx context.Context, orgID, licenceID, machineID, leaseID string, now, until time.Time) (*store.FloatingLease, error) {
-	var l store.FloatingLease
-	var taken, ends int64
-	err := t.tx.QueryRowContext(ctx, `UPDATE floating_leases SET expires_at = max(expires_at, ?)
-		WHERE `+leaseOfMachine+` AND expires_at > ? RETURNING id, org_id, licence_id, activation_id, taken_at, expires_at`,
-		store.Millis(until), leaseID, orgID, licenceID, machineID, store.Millis(now)).
-		Scan(&l.ID, &l.OrgID, &l.LicenceID, &l.ActivationID, &taken, &ends)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, leaseNotFound()
-	}
+func (db *DB) RenewLease(ctx context.Context, productID, licenceID, machineID, leaseID string, now, until time.Time) (*licentia.Licence, *store.FloatingLease, error) {
+	var l *licentia.Licence
+	var renewed *store.FloatingLease
+	err := db.InTx(ctx, func(stx store.Tx) error {
+		t := stx.(*tx)
+		var err error
+		l, renewed = nil, nil
+		if l, err = t.LicenceByID(ctx, licenceID); err != nil {
+			return err
+		}
+		if st := l.DerivedState(now); l.ProductID != productID || st == licentia.StateRevoked || st == licentia.StateExpired {
+			return nil
+		}
+		var f store.FloatingLease
+		var taken, ends int64
+		err = t.tx.QueryRowContext(ctx, `UPDATE floating_leases SET expires_at = max(expires_at, ?)
+			WHERE `+leaseOfMachine+` AND expires_at > ? RETURNING id, org_id, licence_id, activation_id, taken_at, expires_at`,
+			store.Millis(until), leaseID, l.OrgID, licenceID, machineID, store.Millis(now)).
+			Scan(&f.ID, &f.OrgID, &f.LicenceID, &f.ActivationID, &taken, &ends)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		f.MachineID, f.TakenAt, f.ExpiresAt = machineID, store.FromMillis(taken), store.FromMillis(ends)
+		renewed = &f
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("renew lease: %w", err)
+		return nil, nil, fmt.Errorf("renew lease: %w", err)
 	}
-	l.MachineID, l.TakenAt, l.ExpiresAt = machineID, store.FromMillis(taken), store.FromMillis(ends)
-	return &l, nil
+	return l, renewed, nil
 }
 
 func (t *tx) ReleaseLease(ctx context.Context, orgID, licenceID, machineID, leaseID string, now time.Time) (bool, error) {

@@ -93,38 +93,62 @@ func testLeases(t *testing.T, s store.Store) {
 		t.Errorf("CountLeasesInUse() = %d, want 3", n)
 	}
 
-	// Renewing: later end taken, earlier end ignored, wrong machine or
-	// organization or an ended lease not found.
-	var renewed *store.FloatingLease
-	inTx(t, s, func(tx store.Tx) error {
-		renewed, err = tx.RenewLease(ctx, o.ID, l.ID, "machine-2", l2.ID, base, base.Add(20*time.Minute))
-		return err
-	})
-	if !renewed.ExpiresAt.Equal(base.Add(20*time.Minute)) || renewed.ID != l2.ID || renewed.ActivationID != a2.ID {
+	// Renewing: later end taken, earlier end ignored, the licence read
+	// with it; wrong machine, organization or product, an ended lease, or
+	// a licence that may hold none renews nothing.
+	renew := func(name, productID, licenceID, machine, leaseID string, now, until time.Time) *store.FloatingLease {
+		t.Helper()
+		got, renewed, err := s.RenewLease(ctx, productID, licenceID, machine, leaseID, now, until)
+		if err != nil {
+			t.Fatalf("RenewLease(%s) error = %v", name, err)
+		}
+		if got.ID != licenceID {
+			t.Errorf("RenewLease(%s) read licence %s, want %s", name, got.ID, licenceID)
+		}
+		return renewed
+	}
+	renewed := renew("later", p.ID, l.ID, "machine-2", l2.ID, base, base.Add(20*time.Minute))
+	if renewed == nil || !renewed.ExpiresAt.Equal(base.Add(20*time.Minute)) || renewed.ID != l2.ID || renewed.ActivationID != a2.ID ||
+		renewed.OrgID != o.ID || renewed.LicenceID != l.ID || renewed.MachineID != "machine-2" || !renewed.TakenAt.Equal(base) {
 		t.Errorf("RenewLease() = %+v, want l2 ending at +20m", renewed)
 	}
-	inTx(t, s, func(tx store.Tx) error {
-		renewed, err = tx.RenewLease(ctx, o.ID, l.ID, "machine-2", l2.ID, base, base.Add(time.Minute))
-		return err
-	})
-	if !renewed.ExpiresAt.Equal(base.Add(20 * time.Minute)) {
-		t.Errorf("RenewLease(earlier end) moved the end to %v", renewed.ExpiresAt)
+	renewed = renew("earlier", p.ID, l.ID, "machine-2", l2.ID, base, base.Add(time.Minute))
+	if renewed == nil || !renewed.ExpiresAt.Equal(base.Add(20*time.Minute)) {
+		t.Errorf("RenewLease(earlier end) = %+v, want the end kept at +20m", renewed)
 	}
 	for _, c := range []struct {
-		name                  string
-		org, machine, leaseID string
-		now                   time.Time
+		name                      string
+		product, machine, leaseID string
+		now                       time.Time
 	}{
-		{"another machine", o.ID, "machine-1", l2.ID, base},
-		{"another organization", licentia.NewID(), "machine-2", l2.ID, base},
-		{"not an id", o.ID, "machine-2", "lease", base},
-		{"ended", o.ID, "machine-3", l3.ID, l3.ExpiresAt},
+		{"another machine", p.ID, "machine-1", l2.ID, base},
+		{"another product", licentia.NewID(), "machine-2", l2.ID, base},
+		{"not an id", p.ID, "machine-2", "lease", base},
+		{"ended", p.ID, "machine-3", l3.ID, l3.ExpiresAt},
 	} {
-		err := s.InTx(ctx, func(tx store.Tx) error {
-			_, err := tx.RenewLease(ctx, c.org, l.ID, c.machine, c.leaseID, c.now, c.now.Add(time.Hour))
-			return err
-		})
-		wantCode(t, "RenewLease("+c.name+")", err, licentia.CodeLeaseNotFound)
+		if got := renew(c.name, c.product, l.ID, c.machine, c.leaseID, c.now, c.now.Add(time.Hour)); got != nil {
+			t.Errorf("RenewLease(%s) = %+v, want nothing renewed", c.name, got)
+		}
+	}
+	_, _, err = s.RenewLease(ctx, p.ID, licentia.NewID(), "machine-2", l2.ID, base, base.Add(time.Hour))
+	wantCode(t, "RenewLease(another licence)", err, licentia.CodeLicenceNotFound)
+	_, _, err = s.RenewLease(ctx, p.ID, "licence", "machine-2", l2.ID, base, base.Add(time.Hour))
+	wantCode(t, "RenewLease(not a licence id)", err, licentia.CodeLicenceNotFound)
+	for _, refuse := range []struct {
+		name   string
+		change func(*licentia.Licence)
+	}{
+		{"revoked", func(l *licentia.Licence) { l.Status = licentia.StatusRevoked }},
+		{"expired", func(l *licentia.Licence) { l.ExpiresAt = &base }},
+	} {
+		updateLicence(t, s, o.ID, l.ID, refuse.change)
+		if got := renew(refuse.name, p.ID, l.ID, "machine-2", l2.ID, base, base.Add(time.Hour)); got != nil {
+			t.Errorf("RenewLease(%s licence) = %+v, want nothing renewed", refuse.name, got)
+		}
+		updateLicence(t, s, o.ID, l.ID, func(l *licentia.Licence) { l.Status, l.ExpiresAt = licentia.StatusActive, nil })
+	}
+	if got, _ := s.LeaseOf(ctx, o.ID, a2.ID, base); got == nil || !got.ExpiresAt.Equal(base.Add(20*time.Minute)) {
+		t.Errorf("after renewals that renewed nothing, l2 = %+v, want its end at +20m", got)
 	}
 
 	// Releasing: once true, then false; another machine's never.
