@@ -4,6 +4,7 @@
 # keys, then
 #   status     closed loop at CONCURRENCY, with the floor server under the same load
 #   status-half open loop at half the rate status achieved, with the floor, for p99
+#   renew      lease renewals of as many machines, closed loop at CONCURRENCY
 #   activate   a new machine each request
 # and with DATASET=1, on a data set of DATASET_N licences filled by
 # tools/dataload, find, find-q, find-ref, read, issue, revoke, counts and counts-product at
@@ -23,6 +24,12 @@
 #   DATASET=1 tools/loadgen/bench.sh
 #   ENGINES=postgres DATASET=1 MATRIX=0 DATASET_SCENARIOS="counts counts-product" tools/loadgen/bench.sh
 #   MIXED=1 MATRIX=0 DURATION=10s tools/loadgen/bench.sh
+#
+# With PROFILE=DIR the server's profiler listens on DEBUG_LISTEN and each
+# status, renew and activate run leaves a CPU profile and an allocation profile
+# of 8 seconds from its middle in DIR (NAME.cpu, NAME.allocs), for
+# go tool pprof. Profiling costs the server some CPU: take figures from
+# runs without it.
 set -euo pipefail
 
 ENGINES=${ENGINES:-"sqlite postgres"}
@@ -45,6 +52,8 @@ DATALOAD_ARGS=${DATALOAD_ARGS:-} # more tools/dataload flags, such as -activatio
 ADMIN_RATE=${ADMIN_RATE:-40}
 SAMPLE=${SAMPLE:-1000}
 OUT=${OUT:-$(mktemp -d /tmp/loadgen-bench.XXXXXX)}
+PROFILE=${PROFILE:-}
+DEBUG_LISTEN=${DEBUG_LISTEN:-127.0.0.1:6061}
 
 cd "$(dirname "$0")/../.."
 mkdir -p "$OUT"
@@ -96,6 +105,10 @@ fresh() {
 	export LICENTIA_DATA_DIR=$work
 	export LICENTIA_TRUSTED_PROXIES=127.0.0.1/32
 	export LICENTIA_LISTEN=127.0.0.1:0
+	if [[ -n $PROFILE ]]; then
+		mkdir -p "$PROFILE"
+		export LICENTIA_DEBUG_LISTEN=$DEBUG_LISTEN
+	fi
 	db_pid=""
 	if [[ $1 == postgres ]]; then
 		db=licentia_bench_$$_$RANDOM
@@ -155,10 +168,30 @@ lg() {
 	local db_flag=()
 	[[ -n $db_pid ]] && db_flag=(-db-pid "$db_pid" -db-name "$db")
 	echo "== $name"
+	local profiler=""
+	if [[ -n $PROFILE && $name =~ -(status|renew|activate)$ ]]; then
+		profile "$name" &
+		profiler=$!
+	fi
 	/tmp/loadgen -server "$server" -keys-file "$work/keys" -pid "$server_pid" "${db_flag[@]}" "$@" \
 		>"$OUT/$name.json" 2>"$OUT/$name.txt" || { cat "$OUT/$name.txt"; return 1; }
+	[[ -n $profiler ]] && wait "$profiler"
 	grep -v '^setting up\|^driving' "$OUT/$name.txt"
 	runs+=("$OUT/$name.json")
+}
+
+# profile NAME waits for loadgen to set up and reach full load, then takes
+# the server's CPU and allocation profiles over the same 8 seconds.
+profile() {
+	local base=http://$DEBUG_LISTEN/debug/pprof
+	for _ in $(seq 600); do
+		grep -q '^driving' "$OUT/$1.txt" 2>/dev/null && break
+		sleep 0.1
+	done
+	sleep 2
+	curl -fsS -o "$PROFILE/$1.cpu" "$base/profile?seconds=8" &
+	curl -fsS -o "$PROFILE/$1.allocs" "$base/allocs?seconds=8"
+	wait
 }
 
 # throughput FILE is the run's requests a second.
@@ -170,6 +203,7 @@ matrix() {
 	local half
 	half=$(awk -v r="$(throughput "$OUT/$e-status.json")" 'BEGIN { printf "%.0f", r / 2 }')
 	lg "$e-status-half" -scenario status -machines "$MACHINES" -rate "$half" -concurrency "$CONCURRENCY" -duration "$DURATION" -floor
+	lg "$e-renew" -scenario renew -machines "$MACHINES" -concurrency "$CONCURRENCY" -duration "$DURATION"
 	lg "$e-activate" -scenario activate -concurrency "$ACTIVATE_CONCURRENCY" -duration "$DURATION"
 }
 

@@ -10,7 +10,8 @@
 //	go run ./tools/loadgen -server http://127.0.0.1:8080 -key KEY -scenario status -concurrency 8 -duration 30s
 //
 // Scenarios: status (status checks spread over -machines activated
-// machines), activate (a new machine each request), find, find-q and
+// machines), renew (renewals of a lease held by each of those machines),
+// activate (a new machine each request), find, find-q and
 // find-ref (find by email, by search prefix, by external reference),
 // read, issue, revoke, counts, counts-product (the counts of the
 // scenario's product), and mixed: issues, activations, revokes,
@@ -256,7 +257,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.dbName, "db-name", "", "with -db-pid: count only the backends of this database, for a PostgreSQL other clients share")
 	fs.BoolVar(&o.floor, "floor", false, "then drive a floor server under the same load and print ratios (status, activate)")
 	fs.IntVar(&o.setup.licences, "licences", 100, "licences to issue: status spreads its machines over them, activate takes turns on them, find and read use them, mixed activates on half and revokes and reinstates the others")
-	fs.IntVar(&o.setup.machines, "machines", 1000, "machines to activate for status")
+	fs.IntVar(&o.setup.machines, "machines", 1000, "machines to activate for status and renew")
 	fs.IntVar(&o.setup.dataset, "dataset", 0, "licences of a loaded data set to use instead of issuing (find, find-q, find-ref, read, issue, revoke, counts, counts-product)")
 	fs.StringVar(&o.setup.datasetProduct, "dataset-product", "", "product id of the loaded data set")
 	fs.IntVar(&o.setup.sample, "sample", 2000, "with -dataset: licence ids to learn at setup for read and revoke")

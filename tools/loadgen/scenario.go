@@ -10,7 +10,7 @@ import (
 )
 
 // scenarios are the scenario names, in the order usage lists them.
-var scenarios = []string{"status", "activate", "find", "find-q", "find-ref", "read", "issue", "revoke", "counts", "counts-product", "mixed"}
+var scenarios = []string{"status", "renew", "activate", "find", "find-q", "find-ref", "read", "issue", "revoke", "counts", "counts-product", "mixed"}
 
 // scenarioOf returns the requests scenario makes on f. Administration
 // requests take the keys in turn.
@@ -22,6 +22,10 @@ func scenarioOf(name string, f *fixture, keys *keyRing) (scenarioFunc, error) {
 	case "status":
 		return func(seq uint64) request {
 			return request{method: http.MethodPost, path: "/v1/activations/status", body: f.machines[seq%uint64(len(f.machines))]}
+		}, nil
+	case "renew":
+		return func(seq uint64) request {
+			return request{method: http.MethodPost, path: "/v1/leases/renew", body: f.leases[seq%uint64(len(f.leases))]}
 		}, nil
 	case "activate":
 		// The licences take turns: new seats on one licence queue for its

@@ -105,11 +105,23 @@ func TestOwnScenarios(t *testing.T) {
 	if want := []string{"m0", "m1", "m2", "m0", "m1", "m2"}; !slices.Equal(bodies, want) {
 		t.Errorf("status bodies = %v, want the machines in turn %v", bodies, want)
 	}
+	f.leases = [][]byte{[]byte("l0"), []byte("l1")}
+	sc, _ = scenarioOf("renew", f, keys)
+	if r0, r1, r2 := sc(0), sc(1), sc(2); r0.path != "/v1/leases/renew" || r0.key != "" ||
+		string(r0.body) != "l0" || string(r1.body) != "l1" || string(r2.body) != "l0" {
+		t.Errorf("renew requests %+v %+v %+v, want public renewals of the leases in turn", r0, r1, r2)
+	}
 	sc, _ = scenarioOf("activate", f, keys)
 	if a, b := string(sc(1).body), string(sc(2).body); a == b || !strings.Contains(a, `"licence_key":"KEY"`) {
 		t.Errorf("activate bodies %s and %s: want a new machine each on the licence", a, b)
 	}
 	f.licenceKeys = []string{"K0", "K1"}
+	f.leases = [][]byte{[]byte("l0"), []byte("l1")}
+	sc, _ = scenarioOf("renew", f, keys)
+	if r0, r1, r2 := sc(0), sc(1), sc(2); r0.path != "/v1/leases/renew" || r0.key != "" ||
+		string(r0.body) != "l0" || string(r1.body) != "l1" || string(r2.body) != "l0" {
+		t.Errorf("renew requests %+v %+v %+v, want public renewals of the leases in turn", r0, r1, r2)
+	}
 	sc, _ = scenarioOf("activate", f, keys)
 	if a, b := string(sc(2).body), string(sc(3).body); !strings.Contains(a, `"licence_key":"K0"`) || !strings.Contains(b, `"licence_key":"K1"`) {
 		t.Errorf("activate bodies %s and %s: want the licences in turn", a, b)

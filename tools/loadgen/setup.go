@@ -23,7 +23,8 @@ type fixture struct {
 	ids         []string
 	emails      []string
 	refs        []string
-	machines    [][]byte // status: bodies of the activated machines
+	machines    [][]byte // status and renew: bodies of the activated machines
+	leases      [][]byte // renew: bodies naming each machine's lease
 
 	changed atomic.Int64 // revokes that changed a licence
 }
@@ -141,8 +142,14 @@ func setup(ctx context.Context, c *client, keys *keyRing, sc setupConfig) (*fixt
 	if err := f.issue(ctx, c, keys, n); err != nil {
 		return nil, err
 	}
-	if sc.scenario == "status" {
+	switch sc.scenario {
+	case "status":
 		return f, f.activate(ctx, c, sc.machines)
+	case "renew":
+		if err := f.activate(ctx, c, sc.machines); err != nil {
+			return nil, err
+		}
+		return f, f.lease(ctx, c)
 	}
 	return f, nil
 }
@@ -195,6 +202,29 @@ func (f *fixture) activate(ctx context.Context, c *client, n int) error {
 			return fmt.Errorf("activate machine %d: %w", i, err)
 		}
 		f.machines[i] = mustJSON(map[string]string{"licence_key": key, "machine_id": machine})
+		return nil
+	})
+}
+
+// lease takes a lease for each activated machine, each from its own
+// client address, and keeps the renewal bodies that name them.
+func (f *fixture) lease(ctx context.Context, c *client) error {
+	f.leases = make([][]byte, len(f.machines))
+	return parallel(len(f.machines), func(i int) error {
+		var seat map[string]string
+		if err := json.Unmarshal(f.machines[i], &seat); err != nil {
+			return err
+		}
+		var out struct {
+			Lease struct {
+				ID string `json:"id"`
+			} `json:"lease"`
+		}
+		if err := c.call(ctx, request{method: http.MethodPost, path: "/v1/leases", body: f.machines[i]}, true, &out); err != nil {
+			return fmt.Errorf("take a lease for machine %d: %w", i, err)
+		}
+		seat["lease_id"] = out.Lease.ID
+		f.leases[i] = mustJSON(seat)
 		return nil
 	})
 }

@@ -53,6 +53,9 @@ func (a *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		key := in["licence_key"].(string)
 		a.activations[key] = append(a.activations[key], in["machine_id"].(string))
 		w.WriteHeader(201)
+	case r.Method == "POST" && r.URL.Path == "/v1/leases":
+		w.WriteHeader(201)
+		fmt.Fprintf(w, `{"lease":{"id":"lease-%s"},"verdict":"v"}`, in["machine_id"])
 	case r.Method == "GET" && r.URL.Path == "/v1/admin/licences":
 		email := r.URL.Query().Get("email")
 		a.emails = append(a.emails, email)
@@ -91,6 +94,28 @@ func TestSetupStatus(t *testing.T) {
 	}
 	if len(distinct) != 10 {
 		t.Errorf("status bodies name %d machines, want 10", len(distinct))
+	}
+}
+
+// TestSetupRenew: every activated machine takes a lease, and each renewal
+// body names the machine, its licence key and its own lease.
+func TestSetupRenew(t *testing.T) {
+	_, c := newFakeAPI(t)
+	f, err := setup(t.Context(), c, newKeyRing([]string{"k"}), setupConfig{scenario: "renew", licences: 2, machines: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.leases) != 5 {
+		t.Fatalf("fixture holds %d leases, want 5", len(f.leases))
+	}
+	for i, b := range f.leases {
+		var body map[string]string
+		if err := json.Unmarshal(b, &body); err != nil {
+			t.Fatal(err)
+		}
+		if body["lease_id"] != "lease-"+body["machine_id"] || body["licence_key"] == "" || len(body) != 3 {
+			t.Errorf("renewal body %d = %s, want the machine's key, machine and lease", i, b)
+		}
 	}
 }
 
