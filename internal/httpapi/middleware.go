@@ -53,6 +53,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h, pattern := s.mux.Handler(r)
+	web.Matched(w, pattern)
 	if pattern != "" {
 		s.mux.ServeHTTP(w, r)
 		return

@@ -44,7 +44,10 @@ func (o Observed) Serve(w http.ResponseWriter, r *http.Request, id string, next 
 				o.Fail(sw, r, p)
 			}
 		}
-		took, pattern := o.Clock.Now().Sub(start), o.Pattern(r)
+		took, pattern := o.Clock.Now().Sub(start), sw.pattern
+		if !sw.matched {
+			pattern = o.Pattern(r)
+		}
 		o.Log.LogAttrs(r.Context(), slog.LevelInfo, o.Message,
 			slog.String("method", r.Method), slog.String("pattern", pattern), slog.Int("status", sw.status),
 			slog.Float64("duration_ms", float64(took/time.Microsecond)/1000),
@@ -54,10 +57,23 @@ func (o Observed) Serve(w http.ResponseWriter, r *http.Request, id string, next 
 	next.ServeHTTP(sw, r)
 }
 
-// statusWriter remembers the status for the access log.
+// statusWriter remembers the status for the access log, and the route
+// pattern when the handler told it (Matched).
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status  int
+	pattern string
+	matched bool
+}
+
+// Matched records the route pattern a handler found for its request (""
+// for none), so that the access log and the metrics take it instead of
+// routing the request again. w is the writer Observed.Serve handed down;
+// any other writer is left alone.
+func Matched(w http.ResponseWriter, pattern string) {
+	if sw, ok := w.(*statusWriter); ok {
+		sw.pattern, sw.matched = pattern, true
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {
