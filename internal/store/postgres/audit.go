@@ -18,12 +18,9 @@ func (t *tx) AppendAudit(ctx context.Context, e *licentia.AuditEntry) error {
 	if data == "" {
 		data = "{}"
 	}
-	_, err := t.tx.Exec(ctx, `INSERT INTO audit_log (id, org_id, licence_id, action, actor_type, actor_id, at, data)
+	t.tx.later(`INSERT INTO audit_log (id, org_id, licence_id, action, actor_type, actor_id, at, data)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		e.ID, e.OrgID, e.LicenceID, e.Action, e.Actor.Type, e.Actor.ID, ms(e.At), data)
-	if err != nil {
-		return fmt.Errorf("append audit %s: %w", e.Action, err)
-	}
 	return nil
 }
 

@@ -93,14 +93,10 @@ func (r reader) Event(ctx context.Context, id string) (*licentia.Event, error) {
 
 // CreateDeliveries sends the inserts as one batch, one round trip.
 func (t *tx) CreateDeliveries(ctx context.Context, ds []licentia.Delivery) error {
-	b := &pgx.Batch{}
 	for _, d := range ds {
-		b.Queue(`INSERT INTO webhook_deliveries (`+deliveryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		t.tx.later(`INSERT INTO webhook_deliveries (`+deliveryColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 			d.ID, d.OrgID, d.EndpointID, d.EventID, string(d.EventType), string(d.Status), d.Attempts, msPtr(d.LastAttemptAt),
 			msPtr(d.NextAttemptAt), d.LastStatusCode, d.FailureReason, ms(d.CreatedAt), d.LastResponse)
-	}
-	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("create deliveries: %w", err)
 	}
 	return nil
 }
@@ -148,7 +144,9 @@ func (t *tx) FinishAttempts(ctx context.Context, ds []licentia.Delivery) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
+	// The rows are locked now, before the endpoint a failure may turn off
+	// (see DeleteWebhookEndpoint's lock order).
+	if err := t.tx.execBatch(ctx, b); err != nil {
 		return fmt.Errorf("finish attempts: %w", err)
 	}
 	return nil

@@ -11,11 +11,8 @@ import (
 )
 
 func (t *tx) InsertEvent(ctx context.Context, e *licentia.Event) error {
-	_, err := t.tx.Exec(ctx, `INSERT INTO events (id, org_id, type, licence_id, at, body) VALUES ($1, $2, $3, $4, $5, $6)`,
+	t.tx.later(`INSERT INTO events (id, org_id, type, licence_id, at, body) VALUES ($1, $2, $3, $4, $5, $6)`,
 		e.ID, e.OrgID, string(e.Type), e.LicenceID, ms(e.At), string(e.Body))
-	if err != nil {
-		return fmt.Errorf("insert event %s: %w", e.Type, err)
-	}
 	return nil
 }
 

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/licentia/licentia/internal/store"
 )
 
@@ -31,4 +33,9 @@ func Setting(ctx context.Context, db *DB, name string) (string, error) {
 	var v string
 	err := db.pool.QueryRow(ctx, `SELECT current_setting($1)`, name).Scan(&v)
 	return v, err
+}
+
+// OpenTraced is Open with tracer on every connection.
+func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*DB, error) {
+	return open(ctx, url, tracer)
 }

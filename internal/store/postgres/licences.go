@@ -256,10 +256,19 @@ func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licen
 	if err := t.sweepShared(ctx); err != nil {
 		return nil, err
 	}
-	l, err := scanLicence(t.tx.QueryRow(ctx, `SELECT `+licenceColumns+` FROM licences
-		WHERE org_id = $1 AND id = $2 FOR NO KEY UPDATE`, orgID, id))
+	// The sweep watermark comes with the row: the sweep lock, held from
+	// the statement before, keeps it from moving until this transaction
+	// ends, and a change of the licence's counters needs it.
+	var mark *string
+	l, err := scanLicence(store.ScanWith{Row: t.tx.QueryRow(ctx, `SELECT `+licenceColumns+`,
+		(SELECT value FROM settings WHERE name = $3) FROM licences
+		WHERE org_id = $1 AND id = $2 FOR NO KEY UPDATE`, orgID, id, store.SettingSweepWatermark), Extra: []any{&mark}})
 	if err != nil {
 		return nil, fmt.Errorf("lock licence: %w", err)
+	}
+	t.mark = mark
+	if mark == nil {
+		t.mark = new(string) // no sweep yet: the epoch
 	}
 	if t.licences == nil {
 		t.licences = map[[2]string]bool{}
@@ -284,9 +293,9 @@ func (t *tx) sweepShared(ctx context.Context) error {
 	if t.sweepLocked {
 		return nil
 	}
-	if err := lockSweepShared(ctx, t.tx); err != nil {
-		return err
-	}
+	// Held back, it goes with the statement that takes the next lock, in
+	// the same round trip and before it.
+	t.tx.later(sweepLockShared)
 	t.sweepLocked = true
 	return nil
 }

@@ -97,9 +97,7 @@ func (t *tx) CreateMail(ctx context.Context, m *licentia.Mail) error {
 		b.Queue(`INSERT INTO mail_licences (mail_id, position, org_id, licence_id, kind, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6)`, m.ID, i, m.OrgID, id, string(m.Kind), ms(m.CreatedAt))
 	}
-	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("create mail: %w", err)
-	}
+	t.tx.laterBatch(b)
 	return nil
 }
 

@@ -130,6 +130,9 @@ func (t *tx) LockSetting(ctx context.Context, name string, exclusive bool) (stri
 }
 
 func (t *tx) SetSetting(ctx context.Context, name, value string) error {
+	if name == store.SettingSweepWatermark {
+		t.mark = nil
+	}
 	_, err := t.tx.Exec(ctx, `INSERT INTO settings (name, value) VALUES ($1, $2)
 		ON CONFLICT (name) DO UPDATE SET value = excluded.value`, name, value)
 	if err != nil {

@@ -59,10 +59,16 @@ const defaultConnectTimeout = 5 * time.Second
 // given in the URL's query; pool_max_conns defaults to defaultMaxConns and
 // connect_timeout to defaultConnectTimeout.
 func Open(ctx context.Context, url string) (*DB, error) {
+	return open(ctx, url, nil)
+}
+
+// open is Open with tracer, when not nil, on every connection.
+func open(ctx context.Context, url string, tracer pgx.QueryTracer) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	cfg.ConnConfig.Tracer = tracer
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = defaultMaxConns
 	}
@@ -191,7 +197,11 @@ func (db *DB) runTx(ctx context.Context, fn func(store.Tx) error) error {
 	// runtime.Goexit, so the connection always returns to the pool; after a
 	// commit it does nothing. A cancelled ctx must not stop it.
 	defer pgTx.Rollback(context.WithoutCancel(ctx))
-	if err := fn(&tx{reader: reader{q: pgTx}, tx: pgTx}); err != nil {
+	p := &pipe{tx: pgTx}
+	if err := fn(&tx{reader: reader{q: p}, tx: p}); err != nil {
+		return err
+	}
+	if err := p.flush(ctx); err != nil {
 		return err
 	}
 	if err := pgTx.Commit(ctx); err != nil {
@@ -224,11 +234,13 @@ type reader struct{ q queryer }
 
 type tx struct {
 	reader
-	tx pgx.Tx
+	tx *pipe
 	// The locks this transaction holds, so that taking one again costs no
 	// round trip: the sweep lock, shared, and licences by org and id.
 	sweepLocked bool
 	licences    map[[2]string]bool
+	// mark is the sweep watermark as LockLicence read it, nil until then.
+	mark *string
 }
 
 var _ store.Tx = (*tx)(nil)

@@ -119,15 +119,69 @@ func (r reader) Product(ctx context.Context, orgID, id string) (*licentia.Produc
 	if !isProduct(orgID, id) {
 		return nil, fmt.Errorf("read product: %w", productNotFound())
 	}
-	p, err := scanProduct(r.q.QueryRow(ctx, `SELECT `+productColumns+` FROM products WHERE org_id = $1 AND id = $2`, orgID, id))
+	// One round trip: the product on every row, with one of its keys,
+	// oldest first (none: one row of NULLs).
+	rows, err := r.q.Query(ctx, `SELECT `+store.Qualified(productColumns, "p")+`, `+store.Qualified(productKeyColumns, "k")+`
+		FROM products p LEFT JOIN product_keys k ON k.product_id = p.id
+		WHERE p.org_id = $1 AND p.id = $2 ORDER BY k.created_at, k.id`, orgID, id)
 	if err != nil {
 		return nil, fmt.Errorf("read product: %w", err)
 	}
-	ps := []licentia.Product{*p}
-	if err := r.withKeys(ctx, ps); err != nil {
+	defer rows.Close()
+	var p *licentia.Product
+	for rows.Next() {
+		var k nullKey
+		got, err := scanProduct(store.ScanWith{Row: rows, Extra: k.dest()})
+		if err != nil {
+			return nil, fmt.Errorf("read product: %w", err)
+		}
+		if p == nil {
+			p = got
+		}
+		if k.ID != nil {
+			p.Keys = append(p.Keys, k.key())
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read product: %w", err)
 	}
-	return &ps[0], nil
+	if p == nil {
+		return nil, fmt.Errorf("read product: %w", productNotFound())
+	}
+	return p, nil
+}
+
+// nullKey is a product key's columns from a LEFT JOIN: all NULL for a
+// product without keys.
+type nullKey struct {
+	ID, ProductID, Fingerprint, MasterFingerprint, Status *string
+	PublicKey, Sealed                                     []byte
+	CreatedAt, RetiredAt                                  *time.Time
+}
+
+// dest is where a row's key columns go, in productKeyColumns' order.
+func (k *nullKey) dest() []any {
+	return []any{&k.ID, &k.ProductID, &k.PublicKey, &k.Fingerprint, &k.Sealed, &k.MasterFingerprint, &k.Status, &k.CreatedAt, &k.RetiredAt}
+}
+
+func (k *nullKey) key() licentia.ProductKey {
+	key := licentia.ProductKey{ID: *k.ID, PublicKey: k.PublicKey, Sealed: k.Sealed, RetiredAt: utcPtr(k.RetiredAt)}
+	if k.ProductID != nil {
+		key.ProductID = *k.ProductID
+	}
+	if k.Fingerprint != nil {
+		key.Fingerprint = *k.Fingerprint
+	}
+	if k.MasterFingerprint != nil {
+		key.MasterFingerprint = *k.MasterFingerprint
+	}
+	if k.Status != nil {
+		key.Status = licentia.KeyStatus(*k.Status)
+	}
+	if k.CreatedAt != nil {
+		key.CreatedAt = k.CreatedAt.UTC()
+	}
+	return key
 }
 
 func (r reader) CountProducts(ctx context.Context, orgID string, since time.Time) (all, createdSince int64, err error) {

@@ -30,8 +30,10 @@ import (
 // too.
 const SweepLockKey = `hashtextextended('licentia.licence_sweep.' || current_schema(), 0)`
 
+const sweepLockShared = `SELECT pg_advisory_xact_lock_shared(` + SweepLockKey + `)`
+
 func lockSweepShared(ctx context.Context, q queryer) error {
-	if _, err := q.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(`+SweepLockKey+`)`); err != nil {
+	if _, err := q.Exec(ctx, sweepLockShared); err != nil {
 		return fmt.Errorf("lock licence sweep: %w", err)
 	}
 	return nil
@@ -68,20 +70,27 @@ func (t *tx) apply(ctx context.Context, d deltas) error {
 	slices.SortFunc(rows, compareStatsRows)
 	for _, row := range rows {
 		v := d[row]
-		_, err := t.tx.Exec(ctx, `INSERT INTO licence_stats (org_id, product_id, status, source, term, trial, lapsed, shard, n, live)
+		t.tx.later(`INSERT INTO licence_stats (org_id, product_id, status, source, term, trial, lapsed, shard, n, live)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 			ON CONFLICT (org_id, product_id, status, source, term, trial, lapsed, shard)
 			DO UPDATE SET n = licence_stats.n + excluded.n, live = licence_stats.live + excluded.live`,
 			row.OrgID, row.ProductID, string(row.Status), string(row.Source), string(row.Term), row.Trial, row.Lapsed, row.Shard, v.n, v.live)
-		if err != nil {
-			return fmt.Errorf("count licences: %w", err)
-		}
 	}
 	return nil
 }
 
 func compareStatsRows(a, b statsRow) int {
 	return cmp.Or(cmp.Compare(a.OrgID, b.OrgID), store.CompareStatsKeys(a.StatsKey, b.StatsKey))
+}
+
+// watermark is the sweep watermark as the transaction's LockLicence read
+// it, or read now. Callers hold the sweep lock, so it cannot move before
+// they commit.
+func (t *tx) watermark(ctx context.Context) (time.Time, error) {
+	if t.mark != nil {
+		return store.ParseWatermark(*t.mark)
+	}
+	return t.reader.watermark(ctx)
 }
 
 // watermark reads the sweep watermark (the epoch before any sweep). Callers

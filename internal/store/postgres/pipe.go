@@ -1,0 +1,186 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// pipe is a transaction's connection with some statements held back: a
+// statement whose answer the transaction never reads (the sweep lock, an
+// audit entry, an event, its deliveries, a counter's upsert) waits, and
+// goes to the server with the next statement that needs an answer, or
+// before the commit, in one round trip. The server runs them in the order
+// they were made, so the lock order of InTx holds; a held-back statement
+// that fails fails the statement it went with, and so the transaction, as
+// it would have failed it a moment earlier.
+type pipe struct {
+	tx      pgx.Tx
+	pending []heldBack
+}
+
+type heldBack struct {
+	sql  string
+	args []any
+}
+
+// later holds a statement back until the next statement that needs an
+// answer, or the commit.
+func (p *pipe) later(sql string, args ...any) {
+	p.pending = append(p.pending, heldBack{sql, args})
+}
+
+// batch takes the held-back statements, followed by sql when it is not
+// empty, as one batch.
+func (p *pipe) batch(sql string, args []any) (*pgx.Batch, int) {
+	b := &pgx.Batch{}
+	for _, s := range p.pending {
+		b.Queue(s.sql, s.args...)
+	}
+	n := len(p.pending)
+	p.pending = p.pending[:0]
+	if sql != "" {
+		b.Queue(sql, args...)
+	}
+	return b, n
+}
+
+// send sends the held-back statements and sql in one round trip and reads
+// the held-back statements' results; sql's result is left to read.
+func (p *pipe) send(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
+	b, n := p.batch(sql, args)
+	br := p.tx.SendBatch(ctx, b)
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return nil, err
+		}
+	}
+	return br, nil
+}
+
+// flush sends the held-back statements, if any, alone.
+func (p *pipe) flush(ctx context.Context) error {
+	if len(p.pending) == 0 {
+		return nil
+	}
+	br, err := p.send(ctx, "", nil)
+	if err != nil {
+		return err
+	}
+	return br.Close()
+}
+
+func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if len(p.pending) == 0 {
+		return p.tx.Exec(ctx, sql, args...)
+	}
+	br, err := p.send(ctx, sql, args)
+	if err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	tag, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	return tag, err
+}
+
+func (p *pipe) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if len(p.pending) == 0 {
+		return p.tx.QueryRow(ctx, sql, args...)
+	}
+	br, err := p.send(ctx, sql, args)
+	if err != nil {
+		return failedRow{err}
+	}
+	return &batchRow{row: br.QueryRow(), br: br}
+}
+
+func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if len(p.pending) == 0 {
+		return p.tx.Query(ctx, sql, args...)
+	}
+	br, err := p.send(ctx, sql, args)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return nil, err
+	}
+	return &batchRows{Rows: rows, br: br}, nil
+}
+
+// execBatch runs the held-back statements and then b's, in one round trip.
+func (p *pipe) execBatch(ctx context.Context, b *pgx.Batch) error {
+	p.laterBatch(b)
+	return p.flush(ctx)
+}
+
+// laterBatch holds back every statement of b, in order.
+func (p *pipe) laterBatch(b *pgx.Batch) {
+	for _, q := range b.QueuedQueries {
+		p.later(q.SQL, q.Arguments...)
+	}
+}
+
+// batchRow is the one row of the last statement of a batch; reading it
+// ends the batch.
+type batchRow struct {
+	row pgx.Row
+	br  pgx.BatchResults
+}
+
+func (r *batchRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// batchRows are the rows of the last statement of a batch; reading the
+// last of them, or closing them, ends the batch, so the connection is free
+// for the next statement whichever the caller does.
+type batchRows struct {
+	pgx.Rows
+	br     pgx.BatchResults
+	closed bool
+	err    error
+}
+
+func (r *batchRows) Next() bool {
+	if r.Rows.Next() {
+		return true
+	}
+	r.end()
+	return false
+}
+
+func (r *batchRows) Close() {
+	r.Rows.Close()
+	r.end()
+}
+
+func (r *batchRows) Err() error {
+	if err := r.Rows.Err(); err != nil {
+		return err
+	}
+	return r.err
+}
+
+func (r *batchRows) end() {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	r.Rows.Close()
+	r.err = r.br.Close()
+}
+
+type failedRow struct{ err error }
+
+func (r failedRow) Scan(...any) error { return r.err }

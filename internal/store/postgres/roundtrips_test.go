@@ -1,0 +1,125 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/licentia/licentia/internal/events"
+	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/store"
+	"github.com/licentia/licentia/internal/store/postgres"
+	"github.com/licentia/licentia/internal/store/storetest"
+)
+
+// roundTrips counts the round trips of every connection: each statement
+// sent alone, and each batch.
+type roundTrips struct {
+	n   atomic.Int64
+	mu  sync.Mutex
+	sql []string
+}
+
+func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	r.n.Add(1)
+	r.mu.Lock()
+	r.sql = append(r.sql, d.SQL)
+	r.mu.Unlock()
+	return ctx
+}
+func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	r.n.Add(1)
+	r.mu.Lock()
+	r.sql = append(r.sql, fmt.Sprintf("batch of %d", d.Batch.Len()))
+	r.mu.Unlock()
+	return ctx
+}
+func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+
+// TestNewSeatRoundTrips counts the round trips of a new seat's transaction,
+// made as the activation service makes it, once its statements are
+// prepared: begin; the sweep lock with the licence's lock, which reads the
+// sweep watermark too; the machine's live activation; the product with
+// its keys; the activation's insert; the licence's count; the counter, the
+// audit entry and the event with the read of the webhook endpoints;
+// commit. Eight, where every statement alone, and the watermark and the
+// keys read apart, took fourteen; and the rows it leaves are all there.
+func TestNewSeatRoundTrips(t *testing.T) {
+	ctx := t.Context()
+	trips := &roundTrips{}
+	db, err := postgres.OpenTraced(ctx, storetest.PostgresURL(t), trips)
+	if err != nil {
+		t.Fatalf("Open() error = %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	o := &licentia.Organization{ID: licentia.NewID(), Name: "Acme", Slug: "acme", Plan: licentia.PlanFree, CreatedAt: now}
+	p := &licentia.Product{ID: "acme-app", OrgID: o.ID, Name: "Acme", KeyPrefix: "ACME", CurrentMajor: 1,
+		MachinesPerSeat: licentia.DefaultMachinesPerSeat, LicenceSigningDomain: "licence.example.com",
+		VerdictSigningDomain: "verdict.example.com", CreatedAt: now, UpdatedAt: now, LeaseTTLSeconds: 900}
+	l := &licentia.Licence{ID: licentia.NewID(), OrgID: o.ID, ProductID: p.ID, Email: "a@example.com", IssuedAt: now,
+		LimitKind: licentia.LimitMachines, LimitCount: 100, Major: 1, Status: licentia.StatusActive,
+		Source: licentia.SourceAdmin, CreatedAt: now, UpdatedAt: now}
+	err = db.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.CreateOrganization(ctx, o); err != nil {
+			return err
+		}
+		if err := tx.CreateProduct(ctx, p); err != nil {
+			return err
+		}
+		return tx.CreateLicence(ctx, l)
+	})
+	if err != nil {
+		t.Fatalf("setting up: %v", err)
+	}
+	newSeat := func(machine string) {
+		t.Helper()
+		err := db.InTx(ctx, func(tx store.Tx) error {
+			locked, err := tx.LockLicence(ctx, o.ID, l.ID)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.LiveActivation(ctx, o.ID, l.ID, machine); licentia.ErrorCode(err) != licentia.CodeNotFound {
+				t.Errorf("LiveActivation(%s) error = %v, want not found", machine, err)
+			}
+			if _, err := tx.Product(ctx, o.ID, locked.ProductID); err != nil {
+				return err
+			}
+			a := &licentia.Activation{ID: licentia.NewID(), OrgID: o.ID, LicenceID: l.ID, MachineID: machine, ActivatedAt: now, LastSeenAt: now}
+			if err := tx.CreateActivation(ctx, a); err != nil {
+				return err
+			}
+			locked.LiveActivations++
+			return events.Record(ctx, tx, licentia.Actor{Type: licentia.ActorApplication}, locked, a, licentia.AuditActivationCreated,
+				licentia.EventActivationCreated, now, events.ActivationData(locked, a))
+		})
+		if err != nil {
+			t.Fatalf("new seat %s: %v", machine, err)
+		}
+	}
+	newSeat("machine-0") // prepares the statements
+	trips.n.Store(0)
+	trips.sql = nil
+	newSeat("machine-1")
+	if got := trips.n.Load(); got != 8 {
+		t.Errorf("a new seat took %d round trips, want 8: %q", got, trips.sql)
+	}
+	got, err := db.Licence(ctx, o.ID, l.ID)
+	if err != nil || got.LiveActivations != 2 {
+		t.Fatalf("Licence() = %+v, %v; want 2 live activations", got, err)
+	}
+	audit, err := db.LicenceAudit(ctx, o.ID, l.ID)
+	if err != nil || len(audit) != 2 {
+		t.Errorf("LicenceAudit() = %d entries, %v; want 2", len(audit), err)
+	}
+	if counts, err := db.CountLicences(ctx, o.ID, nil, now, now); err != nil || counts.LiveMachines != 2 {
+		t.Errorf("LicenceCounts() = %+v, %v; want 2 live activations counted", counts, err)
+	}
+}
