@@ -73,12 +73,27 @@ func (t *tx) liveDelta(ctx context.Context, orgID, licenceID string, d int64) er
 	if err != nil {
 		return fmt.Errorf("count live activations: %w", err)
 	}
+	return t.countLive(ctx, l, d)
+}
+
+// countLive moves d live activations into the counters of l, as stored
+// after its live_activations changed by d.
+func (t *tx) countLive(ctx context.Context, l *licentia.Licence, d int64) error {
 	w, err := t.watermark(ctx)
 	if err != nil {
 		return err
 	}
-	return t.apply(ctx, deltas{}.add(orgID, store.KeyOf(l, w), 0, d))
+	return t.apply(ctx, deltas{}.add(l.OrgID, store.KeyOf(l, w), 0, d))
 }
+
+// createLiveActivation inserts a live activation and counts it on its
+// licence in one statement. When the machine already holds a live seat
+// nothing is inserted and the count moves by 0; the caller answers a
+// conflict, which ends the transaction.
+var createLiveActivation = `WITH ins AS (INSERT INTO activations (` + activationColumns + `)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING RETURNING 1)
+	UPDATE licences SET live_activations = live_activations + (SELECT count(*) FROM ins)
+	WHERE org_id = $2 AND id = $3 RETURNING ` + licenceColumns + `, (SELECT count(*) FROM ins)`
 
 // CreateActivation locks the licence first, so a licence of another
 // organization answers licence_not_found with nothing written, and every
@@ -89,20 +104,32 @@ func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error
 	if err := t.holdLicence(ctx, a.OrgID, a.LicenceID); err != nil {
 		return fmt.Errorf("create activation: %w", err)
 	}
-	tag, err := t.tx.Exec(ctx, `INSERT INTO activations (`+activationColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-		ON CONFLICT DO NOTHING`,
-		a.ID, a.OrgID, a.LicenceID, a.MachineID, a.Label, a.OS, a.AppVersion,
-		ms(a.ActivatedAt), ms(a.LastSeenAt), msPtr(a.DeactivatedAt), store.JoinComponents(a.Components), msPtr(a.ReboundAt))
+	args := []any{a.ID, a.OrgID, a.LicenceID, a.MachineID, a.Label, a.OS, a.AppVersion,
+		ms(a.ActivatedAt), ms(a.LastSeenAt), msPtr(a.DeactivatedAt), store.JoinComponents(a.Components), msPtr(a.ReboundAt)}
+	if a.DeactivatedAt != nil {
+		tag, err := t.tx.Exec(ctx, `INSERT INTO activations (`+activationColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			ON CONFLICT DO NOTHING`, args...)
+		if err != nil {
+			return fmt.Errorf("create activation: %w", err)
+		}
+		if tag.RowsAffected() != 1 {
+			return activationTaken()
+		}
+		return nil
+	}
+	var inserted int64
+	l, err := scanLicence(store.ScanWith{Row: t.tx.QueryRow(ctx, createLiveActivation, args...), Extra: []any{&inserted}})
 	if err != nil {
 		return fmt.Errorf("create activation: %w", err)
 	}
-	if tag.RowsAffected() != 1 {
-		return licentia.Errorf(licentia.CodeConflict, "This machine already holds a live seat on the licence.")
+	if inserted != 1 {
+		return activationTaken()
 	}
-	if a.DeactivatedAt != nil {
-		return nil
-	}
-	return t.liveDelta(ctx, a.OrgID, a.LicenceID, 1)
+	return t.countLive(ctx, l, 1)
+}
+
+func activationTaken() error {
+	return licentia.Errorf(licentia.CodeConflict, "This machine already holds a live seat on the licence.")
 }
 
 // DeactivateActivation reads the activation for its licence, locks the
