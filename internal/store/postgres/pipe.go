@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,9 +27,47 @@ type heldBack struct {
 }
 
 // later holds a statement back until the next statement that needs an
-// answer, or the commit.
+// answer, or the commit. Its arguments are taken as they are now: values
+// behind pointers are copied, since the caller may change them before the
+// statement is sent.
 func (p *pipe) later(sql string, args ...any) {
-	p.pending = append(p.pending, heldBack{sql, args})
+	held := make([]any, len(args))
+	for i, a := range args {
+		held[i] = detach(a)
+	}
+	p.pending = append(p.pending, heldBack{sql, held})
+}
+
+// detach returns a copy of what a pointer argument points to, behind a
+// pointer of its own, and any other argument as it is. Byte slices are
+// copied too.
+func detach(a any) any {
+	switch v := a.(type) {
+	case *string:
+		return copyOf(v)
+	case *int:
+		return copyOf(v)
+	case *int64:
+		return copyOf(v)
+	case *bool:
+		return copyOf(v)
+	case *time.Time:
+		return copyOf(v)
+	case []byte:
+		if v == nil {
+			return v
+		}
+		return append([]byte{}, v...)
+	}
+	return a
+}
+
+func copyOf[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // batch takes the held-back statements, followed by sql when it is not

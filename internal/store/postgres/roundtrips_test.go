@@ -121,6 +121,22 @@ func TestNewSeatRoundTrips(t *testing.T) {
 		t.Errorf("LicenceAudit() = %d entries, %v; want 2", len(audit), err)
 	}
 	if counts, err := db.CountLicences(ctx, o.ID, nil, now, now); err != nil || counts.LiveMachines != 2 {
-		t.Errorf("LicenceCounts() = %+v, %v; want 2 live activations counted", counts, err)
+		t.Errorf("CountLicences() = %+v, %v; want 2 live activations counted", counts, err)
+	}
+
+	// A held-back statement is sent with its arguments as they were when
+	// it was made, whatever the caller changes afterwards.
+	licenceID := l.ID
+	err = db.InTx(ctx, func(tx store.Tx) error {
+		err := tx.AppendAudit(ctx, &licentia.AuditEntry{ID: licentia.NewID(), OrgID: o.ID, LicenceID: &licenceID,
+			Action: licentia.AuditActivationCreated, Actor: licentia.Actor{Type: licentia.ActorApplication}, At: now})
+		licenceID = "not a licence"
+		return err
+	})
+	if err != nil {
+		t.Fatalf("AppendAudit() then a change of its licence id: %v", err)
+	}
+	if audit, _ := db.LicenceAudit(ctx, o.ID, l.ID); len(audit) != 3 {
+		t.Errorf("LicenceAudit() = %d entries, want 3", len(audit))
 	}
 }
