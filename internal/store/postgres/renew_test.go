@@ -21,28 +21,14 @@ func TestRenewLeaseSettingEndsWithIt(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	o := &licentia.Organization{ID: licentia.NewID(), Name: "Acme", Slug: "acme", Plan: licentia.PlanFree, CreatedAt: now}
-	p := &licentia.Product{ID: "acme-app", OrgID: o.ID, Name: "Acme", KeyPrefix: "ACME", CurrentMajor: 1,
-		MachinesPerSeat: licentia.DefaultMachinesPerSeat, LicenceSigningDomain: "licence.example.com",
-		VerdictSigningDomain: "verdict.example.com", CreatedAt: now, UpdatedAt: now, LeaseTTLSeconds: 900}
-	l := &licentia.Licence{ID: licentia.NewID(), OrgID: o.ID, ProductID: p.ID, Email: "a@example.com", IssuedAt: now,
-		LimitKind: licentia.LimitMachines, LimitCount: 3, Major: 1, Status: licentia.StatusActive,
-		Source: licentia.SourceAdmin, CreatedAt: now, UpdatedAt: now}
+	o, p, l := seedLicence(t, db, now)
 	a := &licentia.Activation{ID: licentia.NewID(), OrgID: o.ID, LicenceID: l.ID, MachineID: "machine-1", ActivatedAt: now, LastSeenAt: now}
 	lease := &store.FloatingLease{ID: licentia.NewID(), OrgID: o.ID, LicenceID: l.ID, ActivationID: a.ID, TakenAt: now, ExpiresAt: now.Add(time.Minute)}
 	err = db.InTx(ctx, func(tx store.Tx) error {
-		for _, step := range []func() error{
-			func() error { return tx.CreateOrganization(ctx, o) },
-			func() error { return tx.CreateProduct(ctx, p) },
-			func() error { return tx.CreateLicence(ctx, l) },
-			func() error { return tx.CreateActivation(ctx, a) },
-			func() error { return tx.PutLease(ctx, lease) },
-		} {
-			if err := step(); err != nil {
-				return err
-			}
+		if err := tx.CreateActivation(ctx, a); err != nil {
+			return err
 		}
-		return nil
+		return tx.PutLease(ctx, lease)
 	})
 	if err != nil {
 		t.Fatalf("setting up: %v", err)
@@ -54,4 +40,31 @@ func TestRenewLeaseSettingEndsWithIt(t *testing.T) {
 	if v, err := postgres.Setting(ctx, db, "synchronous_commit"); err != nil || v != "on" {
 		t.Errorf("synchronous_commit after a renewal = %q, %v; want on", v, err)
 	}
+}
+
+// seedLicence stores an organization, a product and a machines licence of
+// limit 100 on it, as they were at now.
+func seedLicence(t *testing.T, db *postgres.DB, now time.Time) (*licentia.Organization, *licentia.Product, *licentia.Licence) {
+	t.Helper()
+	ctx := t.Context()
+	o := &licentia.Organization{ID: licentia.NewID(), Name: "Acme", Slug: "acme", Plan: licentia.PlanFree, CreatedAt: now}
+	p := &licentia.Product{ID: "acme-app", OrgID: o.ID, Name: "Acme", KeyPrefix: "ACME", CurrentMajor: 1,
+		MachinesPerSeat: licentia.DefaultMachinesPerSeat, LicenceSigningDomain: "licence.example.com",
+		VerdictSigningDomain: "verdict.example.com", CreatedAt: now, UpdatedAt: now, LeaseTTLSeconds: 900}
+	l := &licentia.Licence{ID: licentia.NewID(), OrgID: o.ID, ProductID: p.ID, Email: "a@example.com", IssuedAt: now,
+		LimitKind: licentia.LimitMachines, LimitCount: 100, Major: 1, Status: licentia.StatusActive,
+		Source: licentia.SourceAdmin, CreatedAt: now, UpdatedAt: now}
+	err := db.InTx(ctx, func(tx store.Tx) error {
+		if err := tx.CreateOrganization(ctx, o); err != nil {
+			return err
+		}
+		if err := tx.CreateProduct(ctx, p); err != nil {
+			return err
+		}
+		return tx.CreateLicence(ctx, l)
+	})
+	if err != nil {
+		t.Fatalf("setting up: %v", err)
+	}
+	return o, p, l
 }

@@ -61,25 +61,7 @@ func TestNewSeatRoundTrips(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	o := &licentia.Organization{ID: licentia.NewID(), Name: "Acme", Slug: "acme", Plan: licentia.PlanFree, CreatedAt: now}
-	p := &licentia.Product{ID: "acme-app", OrgID: o.ID, Name: "Acme", KeyPrefix: "ACME", CurrentMajor: 1,
-		MachinesPerSeat: licentia.DefaultMachinesPerSeat, LicenceSigningDomain: "licence.example.com",
-		VerdictSigningDomain: "verdict.example.com", CreatedAt: now, UpdatedAt: now, LeaseTTLSeconds: 900}
-	l := &licentia.Licence{ID: licentia.NewID(), OrgID: o.ID, ProductID: p.ID, Email: "a@example.com", IssuedAt: now,
-		LimitKind: licentia.LimitMachines, LimitCount: 100, Major: 1, Status: licentia.StatusActive,
-		Source: licentia.SourceAdmin, CreatedAt: now, UpdatedAt: now}
-	err = db.InTx(ctx, func(tx store.Tx) error {
-		if err := tx.CreateOrganization(ctx, o); err != nil {
-			return err
-		}
-		if err := tx.CreateProduct(ctx, p); err != nil {
-			return err
-		}
-		return tx.CreateLicence(ctx, l)
-	})
-	if err != nil {
-		t.Fatalf("setting up: %v", err)
-	}
+	o, _, l := seedLicence(t, db, now)
 	newSeat := func(machine string) {
 		t.Helper()
 		err := db.InTx(ctx, func(tx store.Tx) error {
