@@ -112,6 +112,10 @@ func TestMixedWritesInOneOrganization(t *testing.T) {
 				t.Fatalf("AddWebhookEndpoint() error = %v", err)
 			}
 			var pool mixedPool
+			// An issue with an expiry reads the clock and is validated against
+			// it; the sweeper must not move the clock in between, or the
+			// expiry can be past when checked.
+			var clockMu sync.RWMutex
 			op := func(rng *rand.Rand, client int) (string, error) {
 				l, ok := pool.pick(rng)
 				n := rng.IntN(10)
@@ -124,12 +128,14 @@ func TestMixedWritesInOneOrganization(t *testing.T) {
 					kind, count := licentia.LimitMachines, int64(2)
 					in := admin.NewLicence{ProductID: ptr("desk-app"), Email: ptr(fmt.Sprintf("client%d@example.com", client)),
 						LimitKind: &kind, LimitCount: &count}
+					clockMu.RLock()
 					if rng.IntN(2) == 0 {
 						// Some expire while the load runs, for the sweeper.
 						at := f.clock.Now().Add(time.Duration(1+rng.IntN(20)) * time.Minute)
 						in.ExpiresAt = &at
 					}
 					v, err := f.admin.IssueLicence(ctx, actor, f.org.ID, in)
+					clockMu.RUnlock()
 					if err == nil {
 						pool.add(mixedLicence{v.Licence.ID, *v.Key})
 					}
@@ -173,7 +179,9 @@ func TestMixedWritesInOneOrganization(t *testing.T) {
 			}
 			wg.Go(func() {
 				for time.Now().Before(deadline) {
+					clockMu.Lock()
 					f.clock.Advance(time.Minute)
+					clockMu.Unlock()
 					if _, err := f.admin.SweepLicences(ctx); err != nil {
 						t.Errorf("SweepLicences() error = %v", err)
 						return
