@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -9,16 +10,22 @@ import (
 )
 
 // pipe is a transaction's connection with some statements held back: a
-// statement whose answer the transaction never reads (the sweep lock, an
-// audit entry, an event, its deliveries, a counter's upsert) waits, and
-// goes to the server with the next statement that needs an answer, or
-// before the commit, in one round trip. The server runs them in the order
-// they were made, so the lock order of InTx holds; a held-back statement
-// that fails fails the statement it went with, and so the transaction, as
-// it would have failed it a moment earlier.
+// statement whose answer the transaction never reads (its begin, the sweep
+// lock, an audit entry, an event, its deliveries, a counter's upsert)
+// waits, and goes to the server with the next statement that needs an
+// answer, or with the commit, in one round trip. The server runs them in
+// the order they were made, so the lock order of InTx holds; a held-back
+// statement that fails fails the statement it went with, and so the
+// transaction, as it would have failed it a moment earlier.
 type pipe struct {
-	tx      pgx.Tx
+	conn    conn
 	pending []heldBack
+}
+
+// conn is what a pipe sends its statements on: a connection of the pool.
+type conn interface {
+	queryer
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 type heldBack struct {
@@ -89,7 +96,7 @@ func (p *pipe) batch(sql string, args []any) (*pgx.Batch, int) {
 // the held-back statements' results; sql's result is left to read.
 func (p *pipe) send(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
 	b, n := p.batch(sql, args)
-	br := p.tx.SendBatch(ctx, b)
+	br := p.conn.SendBatch(ctx, b)
 	for range n {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
@@ -111,9 +118,28 @@ func (p *pipe) flush(ctx context.Context) error {
 	return br.Close()
 }
 
+// commit sends the held-back statements and the commit in one round trip.
+// A transaction that sent nothing, not even its begin, has nothing to
+// commit. The server answers a commit of a transaction a failed statement
+// ended with ROLLBACK, not an error; that is an error here.
+func (p *pipe) commit(ctx context.Context) error {
+	if len(p.pending) == 1 && p.pending[0].sql == "begin" {
+		p.pending = p.pending[:0]
+		return nil
+	}
+	tag, err := p.Exec(ctx, "commit")
+	if err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	if tag.String() != "COMMIT" {
+		return fmt.Errorf("commit: %w", pgx.ErrTxCommitRollback)
+	}
+	return nil
+}
+
 func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	if len(p.pending) == 0 {
-		return p.tx.Exec(ctx, sql, args...)
+		return p.conn.Exec(ctx, sql, args...)
 	}
 	br, err := p.send(ctx, sql, args)
 	if err != nil {
@@ -128,7 +154,7 @@ func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 
 func (p *pipe) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	if len(p.pending) == 0 {
-		return p.tx.QueryRow(ctx, sql, args...)
+		return p.conn.QueryRow(ctx, sql, args...)
 	}
 	br, err := p.send(ctx, sql, args)
 	if err != nil {
@@ -139,7 +165,7 @@ func (p *pipe) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 
 func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	if len(p.pending) == 0 {
-		return p.tx.Query(ctx, sql, args...)
+		return p.conn.Query(ctx, sql, args...)
 	}
 	br, err := p.send(ctx, sql, args)
 	if err != nil {

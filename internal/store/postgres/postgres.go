@@ -189,25 +189,32 @@ func retryable(err error) (string, bool) {
 }
 
 func (db *DB) runTx(ctx context.Context, fn func(store.Tx) error) error {
-	pgTx, err := db.pool.Begin(ctx)
+	c, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	// Deferred, the rollback also runs when fn panics or calls
-	// runtime.Goexit, so the connection always returns to the pool; after a
-	// commit it does nothing. A cancelled ctx must not stop it.
-	defer pgTx.Rollback(context.WithoutCancel(ctx))
-	p := &pipe{tx: pgTx}
+	// runtime.Goexit, so the connection always returns to the pool, out of
+	// any transaction; after a commit there is nothing to roll back. A
+	// cancelled ctx must not stop it.
+	defer release(context.WithoutCancel(ctx), c)
+	// The begin is held back like any statement whose answer is not read:
+	// it goes with the transaction's first statement that needs one.
+	p := &pipe{conn: c, pending: []heldBack{{sql: "begin"}}}
 	if err := fn(&tx{reader: reader{q: p}, tx: p}); err != nil {
 		return err
 	}
-	if err := p.flush(ctx); err != nil {
-		return err
+	return p.commit(ctx)
+}
+
+// release rolls back the transaction c is still in, if any, and returns c
+// to the pool, which closes a connection left in a transaction rather
+// than lend it again.
+func release(ctx context.Context, c *pgxpool.Conn) {
+	if pc := c.Conn().PgConn(); !pc.IsClosed() && pc.TxStatus() != 'I' {
+		c.Exec(ctx, "rollback")
 	}
-	if err := pgTx.Commit(ctx); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	c.Release()
 }
 
 // SetLogger sets where retried transactions are reported; nowhere until it

@@ -2,7 +2,9 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -45,13 +47,13 @@ func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEnd
 
 // TestNewSeatRoundTrips counts the round trips of a new seat's transaction,
 // made as the activation service makes it, once its statements are
-// prepared: begin; the sweep lock with the licence's lock, which reads the
-// sweep watermark too; the machine's live activation; the product with
-// its keys; the activation's insert with the licence's count; the
-// counter, the audit entry and the event with the read of the webhook
-// endpoints; commit. Seven, where every statement alone, and the
-// watermark and the keys read apart, took fourteen; and the rows it leaves
-// are all there.
+// prepared: the begin and the sweep lock with the licence's lock, which
+// reads the sweep watermark too; the machine's live activation; the
+// product with its keys; the activation's insert with the licence's count;
+// the counter, the audit entry and the event with the read of the webhook
+// endpoints; commit. Six, where every statement alone, and the watermark
+// and the keys read apart, took fourteen; and the rows it leaves are all
+// there.
 func TestNewSeatRoundTrips(t *testing.T) {
 	ctx := t.Context()
 	trips := &roundTrips{}
@@ -91,8 +93,8 @@ func TestNewSeatRoundTrips(t *testing.T) {
 	trips.n.Store(0)
 	trips.sql = nil
 	newSeat("machine-1")
-	if got := trips.n.Load(); got != 7 {
-		t.Errorf("a new seat took %d round trips, want 7: %q", got, trips.sql)
+	if got := trips.n.Load(); got != 6 {
+		t.Errorf("a new seat took %d round trips, want 6: %q", got, trips.sql)
 	}
 	got, err := db.Licence(ctx, o.ID, l.ID)
 	if err != nil || got.LiveActivations != 2 {
@@ -120,5 +122,102 @@ func TestNewSeatRoundTrips(t *testing.T) {
 	}
 	if audit, _ := db.LicenceAudit(ctx, o.ID, l.ID); len(audit) != 3 {
 		t.Errorf("LicenceAudit() = %d entries, want 3", len(audit))
+	}
+}
+
+// TestTransactionEnds: a transaction's begin goes with its first statement
+// and its commit with its last held-back ones, so a transaction of
+// held-back statements only is one round trip, and one that sends nothing
+// none. Whichever way a transaction ends (an error, a failed held-back
+// statement found at the commit, a panic), its writes are gone and its
+// connection goes back to the pool out of any transaction: a pool of one
+// connection serves the next one.
+func TestTransactionEnds(t *testing.T) {
+	ctx := t.Context()
+	trips := &roundTrips{}
+	url := storetest.PostgresURL(t)
+	url += map[bool]string{true: "&", false: "?"}[strings.Contains(url, "?")] + "pool_max_conns=1"
+	db, err := postgres.OpenTraced(ctx, url, trips)
+	if err != nil {
+		t.Fatalf("Open() error = %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	o, _, l := seedLicence(t, db, now)
+	audit := func(licenceID string) *licentia.AuditEntry {
+		return &licentia.AuditEntry{ID: licentia.NewID(), OrgID: o.ID, LicenceID: &licenceID,
+			Action: licentia.AuditActivationCreated, Actor: licentia.Actor{Type: licentia.ActorApplication}, At: now}
+	}
+	entries := func() int {
+		t.Helper()
+		got, err := db.LicenceAudit(ctx, o.ID, l.ID)
+		if err != nil {
+			t.Fatalf("LicenceAudit() error = %v", err)
+		}
+		return len(got)
+	}
+	run := func(fn func(store.Tx) error) (int64, error) {
+		trips.n.Store(0)
+		err := db.InTx(ctx, fn)
+		return trips.n.Load(), err
+	}
+
+	if n, err := run(func(store.Tx) error { return nil }); err != nil || n != 0 {
+		t.Errorf("an empty transaction: %d round trips, error %v; want 0, nil", n, err)
+	}
+	n, err := run(func(tx store.Tx) error { return tx.AppendAudit(ctx, audit(l.ID)) })
+	if err != nil || n != 1 || entries() != 1 {
+		t.Errorf("a held-back insert alone: %d round trips, error %v, %d entries; want 1, nil, 1", n, err, entries())
+	}
+
+	refused := errors.New("refused")
+	_, err = run(func(tx store.Tx) error {
+		if err := tx.AppendAudit(ctx, audit(l.ID)); err != nil {
+			return err
+		}
+		if _, err := tx.LockLicence(ctx, o.ID, l.ID); err != nil { // sends the insert
+			return err
+		}
+		return refused
+	})
+	if !errors.Is(err, refused) || entries() != 1 {
+		t.Errorf("a transaction ended by its function: error %v, %d entries; want %v, 1", err, entries(), refused)
+	}
+
+	// The same entry twice fails its unique id when it is sent, with the
+	// commit.
+	_, err = run(func(tx store.Tx) error {
+		twice := audit(l.ID)
+		if err := tx.AppendAudit(ctx, twice); err != nil {
+			return err
+		}
+		return tx.AppendAudit(ctx, twice)
+	})
+	if err == nil || entries() != 1 {
+		t.Errorf("a held-back insert failing at the commit: error %v, %d entries; want an error, 1", err, entries())
+	}
+
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Errorf("the transaction's panic did not come through")
+			}
+		}()
+		db.InTx(ctx, func(tx store.Tx) error {
+			if _, err := tx.LockLicence(ctx, o.ID, l.ID); err != nil {
+				return err
+			}
+			tx.AppendAudit(ctx, audit(l.ID))
+			panic("in the middle of a transaction")
+		})
+	}()
+	if entries() != 1 {
+		t.Errorf("after a panic: %d entries, want 1", entries())
+	}
+	if _, err := run(func(tx store.Tx) error {
+		_, err := tx.LockLicence(ctx, o.ID, l.ID)
+		return err
+	}); err != nil {
+		t.Errorf("a transaction on the pool's one connection afterwards: %v", err)
 	}
 }
