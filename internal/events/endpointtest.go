@@ -21,8 +21,8 @@ type endpointTestBody struct {
 }
 
 // WriteEndpointTest records endpoint.test in tx and queues its one
-// delivery, to ep alone: no endpoint subscribes to it, so fanOut, which
-// would send it to the subscribers, is not used.
+// delivery, to ep alone: no endpoint subscribes to it, so QueueDeliveries,
+// which would send it to the subscribers, is not used.
 func WriteEndpointTest(ctx context.Context, tx store.Tx, at time.Time, ep *licentia.WebhookEndpoint) (*licentia.Delivery, error) {
 	b := endpointTestBody{Type: licentia.EventEndpointTest, Timestamp: licentia.FormatTime(at)}
 	b.Data.WebhookEndpoint.ID = ep.ID

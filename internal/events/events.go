@@ -182,7 +182,7 @@ func write(ctx context.Context, tx store.Tx, orgID string, licenceID *string, ty
 	if err := tx.InsertEvent(ctx, e); err != nil {
 		return nil, err
 	}
-	if err := fanOut(ctx, tx, e); err != nil {
+	if err := tx.QueueDeliveries(ctx, e); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -200,31 +200,6 @@ func encode(orgID string, licenceID *string, typ licentia.EventType, at time.Tim
 		ID: NewID(), OrgID: orgID, Type: typ, LicenceID: licenceID, At: at,
 		Body: bytes.TrimRight(buf.Bytes(), "\n"),
 	}, nil
-}
-
-// fanOut queues a delivery of e to every endpoint of its organization that
-// is enabled and subscribed at this moment, in the event's transaction.
-func fanOut(ctx context.Context, tx store.Tx, e *licentia.Event) error {
-	endpoints, err := tx.WebhookEndpoints(ctx, e.OrgID)
-	if err != nil {
-		return err
-	}
-	var ds []licentia.Delivery
-	for i := range endpoints {
-		ep := &endpoints[i]
-		if !ep.Enabled || !ep.Subscribes(e.Type) {
-			continue
-		}
-		due := e.At
-		ds = append(ds, licentia.Delivery{
-			ID: licentia.NewID(), OrgID: e.OrgID, EndpointID: ep.ID, EventID: e.ID, EventType: e.Type,
-			Status: licentia.DeliveryPending, NextAttemptAt: &due, CreatedAt: e.At,
-		})
-	}
-	if len(ds) == 0 {
-		return nil
-	}
-	return tx.CreateDeliveries(ctx, ds)
 }
 
 // NewID returns an event id: evt_ and 32 lower-case hexadecimal characters.

@@ -61,6 +61,24 @@ func JoinEventTypes(ts []licentia.EventType) string {
 	return strings.Join(s, " ")
 }
 
+// DeliveriesOf returns a pending delivery of e, due at e.At, to each of
+// endpoints that is enabled and subscribed to e's type.
+func DeliveriesOf(e *licentia.Event, endpoints []licentia.WebhookEndpoint) []licentia.Delivery {
+	var ds []licentia.Delivery
+	for i := range endpoints {
+		ep := &endpoints[i]
+		if !ep.Enabled || !ep.Subscribes(e.Type) {
+			continue
+		}
+		due := e.At
+		ds = append(ds, licentia.Delivery{
+			ID: licentia.NewID(), OrgID: e.OrgID, EndpointID: ep.ID, EventID: e.ID, EventType: e.Type,
+			Status: licentia.DeliveryPending, NextAttemptAt: &due, CreatedAt: e.At,
+		})
+	}
+	return ds
+}
+
 // SplitEventTypes is the inverse of JoinEventTypes.
 func SplitEventTypes(s string) []licentia.EventType {
 	var out []licentia.EventType

@@ -195,6 +195,10 @@ type Tx interface {
 	ResealWebhookSecret(ctx context.Context, id string, sealed []byte, masterFingerprint string) error
 	// CreateDeliveries queues deliveries of an event.
 	CreateDeliveries(ctx context.Context, ds []licentia.Delivery) error
+	// QueueDeliveries queues a delivery of e, pending and due at e.At, to
+	// every endpoint of e's organization that is enabled and subscribed to
+	// e's type at this moment.
+	QueueDeliveries(ctx context.Context, e *licentia.Event) error
 	// ClaimDeliveries leases up to limit pending deliveries due at now, until
 	// leaseUntil, so no other process sends them meanwhile.
 	ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, limit int) ([]licentia.Delivery, error)

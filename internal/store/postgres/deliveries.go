@@ -101,6 +101,20 @@ func (t *tx) CreateDeliveries(ctx context.Context, ds []licentia.Delivery) error
 	return nil
 }
 
+// QueueDeliveries is one statement held back: the endpoints are read and
+// the deliveries inserted by the server, so the transaction waits for no
+// answer. Its ids are version 4 UUIDs, as licentia.NewID makes.
+func (t *tx) QueueDeliveries(ctx context.Context, e *licentia.Event) error {
+	if !isID(e.OrgID) {
+		return nil
+	}
+	t.tx.later(`INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at)
+		SELECT gen_random_uuid(), org_id, id, $2, $3, $4, 0, $5, $5 FROM webhook_endpoints
+		WHERE org_id = $1 AND enabled AND $3 = ANY (string_to_array(event_types, ' '))`,
+		e.OrgID, e.ID, string(e.Type), string(licentia.DeliveryPending), ms(e.At))
+	return nil
+}
+
 // ClaimDeliveries is one statement, safe across processes: the subquery
 // locks the due rows it picks, skipping rows another claim holds, and the
 // UPDATE leases them. A row another claim leased and committed after this

@@ -245,6 +245,14 @@ func (t *tx) CreateDeliveries(ctx context.Context, ds []licentia.Delivery) error
 	return nil
 }
 
+func (t *tx) QueueDeliveries(ctx context.Context, e *licentia.Event) error {
+	endpoints, err := t.WebhookEndpoints(ctx, e.OrgID)
+	if err != nil {
+		return err
+	}
+	return t.CreateDeliveries(ctx, store.DeliveriesOf(e, endpoints))
+}
+
 // ClaimDeliveries is one statement, whose text never changes with the
 // number claimed. It needs no row locks: SQLite's one writer runs claims
 // one after the other. RETURNING gives rows in no set order, so they are

@@ -141,6 +141,66 @@ func testDeliveries(t *testing.T, s store.Store) {
 	})
 }
 
+// testQueueDeliveries: an event's deliveries go to the endpoints of its
+// organization that are enabled and subscribed to its type, and no other;
+// each is pending, due when the event happened, with an id of its own.
+func testQueueDeliveries(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	o, stranger := createOrganization(t, s, "acme"), createOrganization(t, s, "globex")
+	subscribed, also := newEndpoint(o.ID, base), newEndpoint(o.ID, base.Add(time.Second))
+	off := newEndpoint(o.ID, base)
+	off.Enabled = false
+	elsewhere := newEndpoint(o.ID, base)
+	elsewhere.EventTypes = []licentia.EventType{licentia.EventLicenceRevoked, licentia.EventActivationCreated}
+	theirs := newEndpoint(stranger.ID, base)
+	for _, ep := range []*licentia.WebhookEndpoint{subscribed, also, off, elsewhere, theirs} {
+		createEndpoint(t, s, ep)
+	}
+	at := base.Add(1500 * time.Microsecond)
+	ev := createEvent(t, s, o.ID, at)
+	inTx(t, s, func(tx store.Tx) error { return tx.QueueDeliveries(ctx, ev) })
+
+	ids := map[string]bool{}
+	for _, ep := range []*licentia.WebhookEndpoint{subscribed, also, off, elsewhere, theirs} {
+		got, err := s.Deliveries(ctx, ep.OrgID, ep.ID, nil, 10)
+		if err != nil {
+			t.Fatalf("Deliveries(%s) error = %v", ep.ID, err)
+		}
+		if ep != subscribed && ep != also {
+			if len(got) != 0 {
+				t.Errorf("Deliveries() of an endpoint not to receive %s = %+v, want none", ev.Type, got)
+			}
+			continue
+		}
+		if len(got) != 1 {
+			t.Errorf("Deliveries() of a subscribed endpoint = %d, want 1", len(got))
+			continue
+		}
+		d := got[0]
+		want := storedDelivery(newDelivery(ep, ev, at))
+		want.ID = d.ID
+		if diff := cmp.Diff(want, d, ignoreLease); diff != "" {
+			t.Errorf("queued delivery mismatch (-want +got):\n%s", diff)
+		}
+		if id, ok := licentia.ParseUUID(d.ID); !ok || id != d.ID || ids[d.ID] {
+			t.Errorf("delivery id %q: want a lower-case UUID of its own", d.ID)
+		}
+		ids[d.ID] = true
+	}
+
+	// An event of another type reaches only the endpoints subscribed to it.
+	revoked := &licentia.Event{ID: newEventID(), OrgID: o.ID, Type: licentia.EventLicenceRevoked, At: at, Body: []byte(`{}`)}
+	inTx(t, s, func(tx store.Tx) error {
+		if err := tx.InsertEvent(ctx, revoked); err != nil {
+			return err
+		}
+		return tx.QueueDeliveries(ctx, revoked)
+	})
+	if got, err := s.Deliveries(ctx, o.ID, elsewhere.ID, nil, 10); err != nil || len(got) != 1 || got[0].EventID != revoked.ID {
+		t.Errorf("Deliveries() of the endpoint subscribed to %s = %+v, %v; want its one delivery", revoked.Type, got, err)
+	}
+}
+
 func deliveryIDs(ds []licentia.Delivery) []string {
 	ids := make([]string, len(ds))
 	for i, d := range ds {

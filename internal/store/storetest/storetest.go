@@ -102,6 +102,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"WebhookMalformedIDs", testWebhookMalformedIDs},
 		{"Deliveries", testDeliveries},
 		{"EventDeliveries", testEventDeliveries},
+		{"QueueDeliveries", testQueueDeliveries},
 		{"ClaimDeliveries", testClaimDeliveries},
 		{"StaleLease", testStaleLease},
 		{"LastDeliverySuccess", testLastDeliverySuccess},
