@@ -136,29 +136,22 @@ func (s *Service) activate(ctx context.Context, actor licentia.Actor, in Activat
 	var res Result
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		res = Result{} // a run again starts afresh (see store.Store.InTx)
-		l, err := tx.LockLicence(ctx, sub.licence.OrgID, sub.licence.ID)
+		locked, err := tx.LockSeat(ctx, sub.licence.OrgID, sub.licence.ID, m.ID, true)
 		if err != nil {
 			return err
 		}
+		l, p := locked.Licence, locked.Product
 		sub.licence = l
 		if err := refused(l, now); err != nil {
 			return err
 		}
-		held, err := tx.LiveActivation(ctx, l.OrgID, l.ID, m.ID)
-		switch {
-		case err == nil:
+		if held := locked.Held; held != nil {
 			held.LastSeenAt, held.Label, held.OS, held.AppVersion = now, m.Label, m.OS, m.AppVersion
 			if m.Components != nil {
 				held.Components = m.Components
 			}
 			res.Activation = held
 			return tx.TouchActivation(ctx, held)
-		case licentia.ErrorCode(err) != licentia.CodeNotFound:
-			return err
-		}
-		p, err := tx.Product(ctx, l.OrgID, l.ProductID)
-		if err != nil {
-			return err
 		}
 		live, err := s.liveIfNeeded(ctx, tx, l, p, bound)
 		if err != nil {
@@ -210,18 +203,12 @@ func (s *Service) Deactivate(ctx context.Context, in Deactivate) (bool, error) {
 	changed := false
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		changed = false // a run again starts afresh (see store.Store.InTx)
-		l, err := tx.LockLicence(ctx, sub.licence.OrgID, sub.licence.ID)
-		if err != nil {
+		locked, err := tx.LockSeat(ctx, sub.licence.OrgID, sub.licence.ID, machineID, false)
+		if err != nil || locked.Held == nil {
 			return err
 		}
-		held, err := tx.LiveActivation(ctx, l.OrgID, l.ID, machineID)
-		if licentia.ErrorCode(err) == licentia.CodeNotFound {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		a, ok, err := tx.DeactivateActivation(ctx, l.OrgID, held.ID, now)
+		l := locked.Licence
+		a, ok, err := tx.DeactivateActivation(ctx, l.OrgID, locked.Held.ID, now)
 		if err != nil || !ok {
 			return err
 		}

@@ -77,15 +77,12 @@ func (s *Service) TakeLease(ctx context.Context, in TakeLease) (*LeaseResult, er
 	var res LeaseResult
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		res = LeaseResult{} // a run again starts afresh (see store.Store.InTx)
-		l, err := tx.LockLicence(ctx, sub.licence.OrgID, sub.licence.ID)
+		locked, err := tx.LockSeat(ctx, sub.licence.OrgID, sub.licence.ID, machineID, true)
 		if err != nil {
 			return err
 		}
+		l, p, a := locked.Licence, locked.Product, locked.Held
 		sub.licence = l
-		p, err := tx.Product(ctx, l.OrgID, l.ProductID)
-		if err != nil {
-			return err
-		}
 		length, err := leaseLength(p, in.BorrowHours)
 		if err != nil {
 			return err
@@ -93,12 +90,8 @@ func (s *Service) TakeLease(ctx context.Context, in TakeLease) (*LeaseResult, er
 		if err := refused(l, now); err != nil {
 			return err
 		}
-		a, err := tx.LiveActivation(ctx, l.OrgID, l.ID, machineID)
-		if licentia.ErrorCode(err) == licentia.CodeNotFound {
+		if a == nil {
 			return licentia.Errorf(licentia.CodeActivationRequired, "The machine holds no live activation of this licence; activate it first.")
-		}
-		if err != nil {
-			return err
 		}
 		held, err := tx.LeaseOf(ctx, l.OrgID, a.ID, now)
 		switch {

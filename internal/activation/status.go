@@ -83,15 +83,13 @@ func isStale(activationID string, lastSeen, now time.Time) bool {
 // activation refreshed them would write the old values back.
 func (s *Service) touch(ctx context.Context, l *licentia.Licence, machineID string, now time.Time) error {
 	return s.store.InTx(ctx, func(tx store.Tx) error {
-		if _, err := tx.LockLicence(ctx, l.OrgID, l.ID); err != nil {
+		locked, err := tx.LockSeat(ctx, l.OrgID, l.ID, machineID, false)
+		if err != nil {
 			return err
 		}
-		a, err := tx.LiveActivation(ctx, l.OrgID, l.ID, machineID)
-		if licentia.ErrorCode(err) == licentia.CodeNotFound {
-			return nil // freed meanwhile: nothing to refresh
-		}
-		if err != nil || !isStale(a.ID, a.LastSeenAt, now) {
-			return err
+		a := locked.Held
+		if a == nil || !isStale(a.ID, a.LastSeenAt, now) {
+			return nil // freed meanwhile, or refreshed: nothing to do
 		}
 		a.LastSeenAt = now
 		return tx.TouchActivation(ctx, a)

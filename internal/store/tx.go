@@ -127,6 +127,11 @@ type Tx interface {
 	// LockLicence reads a licence and holds it until the transaction ends,
 	// so concurrent changes of one licence run one after the other.
 	LockLicence(ctx context.Context, orgID, id string) (*licentia.Licence, error)
+	// LockSeat is LockLicence, then what a change of one machine's seat
+	// reads next: the machine's live activation on the licence and, when
+	// product is true, the licence's product with its keys. PostgreSQL
+	// reads the three in one round trip.
+	LockSeat(ctx context.Context, orgID, licenceID, machineID string, product bool) (*Locked, error)
 	// CreateLicence writes a new licence and counts it. A taken id or an
 	// external_ref taken on the product answers conflict.
 	CreateLicence(ctx context.Context, l *licentia.Licence) error

@@ -218,13 +218,16 @@ func (r reader) LiveActivation(ctx context.Context, orgID, licenceID, machineID 
 	if !isID(orgID) || !isID(licenceID) || !isText(machineID) {
 		return nil, fmt.Errorf("read live activation: %w", activationNotFound())
 	}
-	a, err := scanActivation(r.q.QueryRow(ctx, `SELECT `+activationColumns+` FROM activations
-		WHERE org_id = $1 AND licence_id = $2 AND machine_id = $3 AND deactivated_at IS NULL`, orgID, licenceID, machineID))
+	a, err := scanActivation(r.q.QueryRow(ctx, liveActivation, orgID, licenceID, machineID))
 	if err != nil {
 		return nil, fmt.Errorf("read live activation: %w", err)
 	}
 	return a, nil
 }
+
+// liveActivation reads a machine's live activation on a licence.
+const liveActivation = `SELECT ` + activationColumns + ` FROM activations
+	WHERE org_id = $1 AND licence_id = $2 AND machine_id = $3 AND deactivated_at IS NULL`
 
 func (t *tx) TouchActivation(ctx context.Context, a *licentia.Activation) error {
 	if !isID(a.OrgID) || !isID(a.ID) {

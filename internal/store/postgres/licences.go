@@ -256,13 +256,22 @@ func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licen
 	if err := t.sweepShared(ctx); err != nil {
 		return nil, err
 	}
-	// The sweep watermark comes with the row: the sweep lock, held from
-	// the statement before, keeps it from moving until this transaction
-	// ends, and a change of the licence's counters needs it.
+	return t.locked(t.tx.QueryRow(ctx, lockLicence, orgID, id, store.SettingSweepWatermark), orgID, id)
+}
+
+// lockLicence locks a licence's row and reads it, with the sweep
+// watermark: the sweep lock, held from the statement before, keeps the
+// watermark from moving until the transaction ends, and a change of the
+// licence's counters needs it.
+const lockLicence = `SELECT ` + licenceColumns + `,
+	(SELECT value FROM settings WHERE name = $3) FROM licences
+	WHERE org_id = $1 AND id = $2 FOR NO KEY UPDATE`
+
+// locked reads the row of lockLicence and notes what the transaction now
+// holds.
+func (t *tx) locked(row pgx.Row, orgID, id string) (*licentia.Licence, error) {
 	var mark *string
-	l, err := scanLicence(store.ScanWith{Row: t.tx.QueryRow(ctx, `SELECT `+licenceColumns+`,
-		(SELECT value FROM settings WHERE name = $3) FROM licences
-		WHERE org_id = $1 AND id = $2 FOR NO KEY UPDATE`, orgID, id, store.SettingSweepWatermark), Extra: []any{&mark}})
+	l, err := scanLicence(store.ScanWith{Row: row, Extra: []any{&mark}})
 	if err != nil {
 		return nil, fmt.Errorf("lock licence: %w", err)
 	}
@@ -275,6 +284,57 @@ func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licen
 	}
 	t.licences[[2]string{orgID, id}] = true
 	return l, nil
+}
+
+// LockSeat sends the licence's lock and its two reads in one round trip.
+// Each statement of it sees what was committed before it began, so the
+// reads after the lock see the licence as the lock left it, as they would
+// one round trip later. The product is the licence's, found by the
+// server: a licence's product never changes.
+func (t *tx) LockSeat(ctx context.Context, orgID, licenceID, machineID string, product bool) (*store.Locked, error) {
+	if !isID(orgID) || !isID(licenceID) {
+		return nil, fmt.Errorf("lock licence: %w", licenceNotFound())
+	}
+	if err := t.sweepShared(ctx); err != nil {
+		return nil, err
+	}
+	qs := []heldBack{{lockLicence, []any{orgID, licenceID, store.SettingSweepWatermark}}}
+	seat := isText(machineID)
+	if seat {
+		qs = append(qs, heldBack{liveActivation, []any{orgID, licenceID, machineID}})
+	}
+	if product {
+		qs = append(qs, heldBack{productOfLicence, []any{orgID, licenceID}})
+	}
+	br, err := t.tx.send(ctx, qs...)
+	if err != nil {
+		return nil, fmt.Errorf("lock licence: %w", err)
+	}
+	defer br.Close()
+	l, err := t.locked(br.QueryRow(), orgID, licenceID)
+	if err != nil {
+		return nil, err
+	}
+	out := &store.Locked{Licence: l}
+	if seat {
+		a, err := scanActivation(br.QueryRow())
+		switch {
+		case err == nil:
+			out.Held = a
+		case licentia.ErrorCode(err) != licentia.CodeNotFound:
+			return nil, fmt.Errorf("read live activation: %w", err)
+		}
+	}
+	if product {
+		rows, err := br.Query()
+		if err != nil {
+			return nil, fmt.Errorf("read product: %w", err)
+		}
+		if out.Product, err = collectProduct(rows); err != nil {
+			return nil, err
+		}
+	}
+	return out, br.Close()
 }
 
 // holdLicence locks a licence, as LockLicence, unless this transaction

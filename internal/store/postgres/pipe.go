@@ -77,25 +77,25 @@ func copyOf[T any](p *T) *T {
 	return &v
 }
 
-// batch takes the held-back statements, followed by sql when it is not
-// empty, as one batch.
-func (p *pipe) batch(sql string, args []any) (*pgx.Batch, int) {
+// batch takes the held-back statements, followed by qs, as one batch.
+func (p *pipe) batch(qs []heldBack) (*pgx.Batch, int) {
 	b := &pgx.Batch{}
 	for _, s := range p.pending {
 		b.Queue(s.sql, s.args...)
 	}
 	n := len(p.pending)
 	p.pending = p.pending[:0]
-	if sql != "" {
-		b.Queue(sql, args...)
+	for _, q := range qs {
+		b.Queue(q.sql, q.args...)
 	}
 	return b, n
 }
 
-// send sends the held-back statements and sql in one round trip and reads
-// the held-back statements' results; sql's result is left to read.
-func (p *pipe) send(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
-	b, n := p.batch(sql, args)
+// send sends the held-back statements and qs in one round trip and reads
+// the held-back statements' results; qs's results are left to read, in
+// their order.
+func (p *pipe) send(ctx context.Context, qs ...heldBack) (pgx.BatchResults, error) {
+	b, n := p.batch(qs)
 	br := p.conn.SendBatch(ctx, b)
 	for range n {
 		if _, err := br.Exec(); err != nil {
@@ -111,7 +111,7 @@ func (p *pipe) flush(ctx context.Context) error {
 	if len(p.pending) == 0 {
 		return nil
 	}
-	br, err := p.send(ctx, "", nil)
+	br, err := p.send(ctx)
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 	if len(p.pending) == 0 {
 		return p.conn.Exec(ctx, sql, args...)
 	}
-	br, err := p.send(ctx, sql, args)
+	br, err := p.send(ctx, heldBack{sql, args})
 	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
@@ -156,7 +156,7 @@ func (p *pipe) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	if len(p.pending) == 0 {
 		return p.conn.QueryRow(ctx, sql, args...)
 	}
-	br, err := p.send(ctx, sql, args)
+	br, err := p.send(ctx, heldBack{sql, args})
 	if err != nil {
 		return failedRow{err}
 	}
@@ -167,7 +167,7 @@ func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 	if len(p.pending) == 0 {
 		return p.conn.Query(ctx, sql, args...)
 	}
-	br, err := p.send(ctx, sql, args)
+	br, err := p.send(ctx, heldBack{sql, args})
 	if err != nil {
 		return nil, err
 	}

@@ -119,14 +119,26 @@ func (r reader) Product(ctx context.Context, orgID, id string) (*licentia.Produc
 	if !isProduct(orgID, id) {
 		return nil, fmt.Errorf("read product: %w", productNotFound())
 	}
-	// One round trip: the product on every row, with one of its keys,
-	// oldest first (none: one row of NULLs).
-	rows, err := r.q.Query(ctx, `SELECT `+store.Qualified(productColumns, "p")+`, `+store.Qualified(productKeyColumns, "k")+`
-		FROM products p LEFT JOIN product_keys k ON k.product_id = p.id
-		WHERE p.org_id = $1 AND p.id = $2 ORDER BY k.created_at, k.id`, orgID, id)
+	rows, err := r.q.Query(ctx, productWithKeys+`p.id = $2 ORDER BY k.created_at, k.id`, orgID, id)
 	if err != nil {
 		return nil, fmt.Errorf("read product: %w", err)
 	}
+	return collectProduct(rows)
+}
+
+// productWithKeys reads a product in one round trip: the product on every
+// row, with one of its keys, oldest first (none: one row of NULLs). The
+// query ends with the condition on p.id and the order.
+var productWithKeys = `SELECT ` + store.Qualified(productColumns, "p") + `, ` + store.Qualified(productKeyColumns, "k") + `
+	FROM products p LEFT JOIN product_keys k ON k.product_id = p.id
+	WHERE p.org_id = $1 AND `
+
+// productOfLicence reads the product of licence $2 as productWithKeys.
+var productOfLicence = productWithKeys + `p.id = (SELECT product_id FROM licences WHERE org_id = $1 AND id = $2)
+	ORDER BY k.created_at, k.id`
+
+// collectProduct reads the rows of productWithKeys and closes them.
+func collectProduct(rows pgx.Rows) (*licentia.Product, error) {
 	defer rows.Close()
 	var p *licentia.Product
 	for rows.Next() {

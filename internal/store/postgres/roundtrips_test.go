@@ -47,12 +47,12 @@ func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEnd
 
 // TestNewSeatRoundTrips counts the round trips of a new seat's transaction,
 // made as the activation service makes it, once its statements are
-// prepared: the begin and the sweep lock with the licence's lock, which
-// reads the sweep watermark too; the machine's live activation; the
-// product with its keys; the activation's insert with the licence's count;
-// the counter, the audit entry, the event and its deliveries with the
-// commit. Five, where every statement alone, and the watermark and the
-// keys read apart, took fourteen; and the rows it leaves are all there.
+// prepared: the begin, the sweep lock, the licence's lock (which reads the
+// sweep watermark too), the machine's live activation and the product
+// with its keys; the activation's insert with the licence's count; the
+// counter, the audit entry, the event and its deliveries with the commit.
+// Three, where every statement alone, and the watermark and the keys read
+// apart, took fourteen; and the rows it leaves are all there.
 func TestNewSeatRoundTrips(t *testing.T) {
 	ctx := t.Context()
 	trips := &roundTrips{}
@@ -66,16 +66,14 @@ func TestNewSeatRoundTrips(t *testing.T) {
 	newSeat := func(machine string) {
 		t.Helper()
 		err := db.InTx(ctx, func(tx store.Tx) error {
-			locked, err := tx.LockLicence(ctx, o.ID, l.ID)
+			seat, err := tx.LockSeat(ctx, o.ID, l.ID, machine, true)
 			if err != nil {
 				return err
 			}
-			if _, err := tx.LiveActivation(ctx, o.ID, l.ID, machine); licentia.ErrorCode(err) != licentia.CodeNotFound {
-				t.Errorf("LiveActivation(%s) error = %v, want not found", machine, err)
+			if seat.Held != nil || seat.Product == nil {
+				t.Errorf("LockSeat(%s) = %+v, want no live activation and the product", machine, seat)
 			}
-			if _, err := tx.Product(ctx, o.ID, locked.ProductID); err != nil {
-				return err
-			}
+			locked := seat.Licence
 			a := &licentia.Activation{ID: licentia.NewID(), OrgID: o.ID, LicenceID: l.ID, MachineID: machine, ActivatedAt: now, LastSeenAt: now}
 			if err := tx.CreateActivation(ctx, a); err != nil {
 				return err
@@ -92,8 +90,8 @@ func TestNewSeatRoundTrips(t *testing.T) {
 	trips.n.Store(0)
 	trips.sql = nil
 	newSeat("machine-1")
-	if got := trips.n.Load(); got != 5 {
-		t.Errorf("a new seat took %d round trips, want 5: %q", got, trips.sql)
+	if got := trips.n.Load(); got != 3 {
+		t.Errorf("a new seat took %d round trips, want 3: %q", got, trips.sql)
 	}
 	got, err := db.Licence(ctx, o.ID, l.ID)
 	if err != nil || got.LiveActivations != 2 {

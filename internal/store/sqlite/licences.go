@@ -237,6 +237,10 @@ func (t *tx) LockLicence(ctx context.Context, orgID, id string) (*licentia.Licen
 	return t.Licence(ctx, orgID, id)
 }
 
+func (t *tx) LockSeat(ctx context.Context, orgID, licenceID, machineID string, product bool) (*store.Locked, error) {
+	return store.LockSeatInTurn(ctx, t, orgID, licenceID, machineID, product)
+}
+
 // CreateLicence counts the licence as stored: times at millisecond
 // precision decide whether it is lapsed, as they do for the sweeper and
 // counts.

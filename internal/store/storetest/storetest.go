@@ -103,6 +103,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Deliveries", testDeliveries},
 		{"EventDeliveries", testEventDeliveries},
 		{"QueueDeliveries", testQueueDeliveries},
+		{"LockSeat", testLockSeat},
 		{"ClaimDeliveries", testClaimDeliveries},
 		{"StaleLease", testStaleLease},
 		{"LastDeliverySuccess", testLastDeliverySuccess},
