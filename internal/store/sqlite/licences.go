@@ -107,6 +107,11 @@ var licenceWithSeatQuery = `SELECT ` + store.Qualified(licenceColumns, "l") + `,
 	WHERE l.id = ?`
 
 func (r reader) LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *store.Seat, error) {
+	// A look-up of one row by its key, with no lock to wait for, is never
+	// long enough to stop part way. A context that can end would cost the
+	// status route, which reads nothing else, two goroutines a check: the
+	// driver and database/sql each watch it for the query's length.
+	ctx = context.WithoutCancel(ctx)
 	var id sql.Null[string]
 	var seen sql.Null[int64]
 	l, err := scanLicence(store.ScanWith{Row: r.q.QueryRowContext(ctx, licenceWithSeatQuery, machineID, licenceID), Extra: []any{&id, &seen}})
