@@ -186,8 +186,8 @@ func TestDeliveryFanOut(t *testing.T) {
 	}
 }
 
-// failingDeliveries is a store whose transactions write deliveries and
-// then fail, as when the disk goes right after.
+// failingDeliveries is a store whose transactions queue an event's
+// deliveries and then fail, as when the disk goes right after.
 type failingDeliveries struct{ store.Store }
 
 func (s failingDeliveries) InTx(ctx context.Context, fn func(tx store.Tx) error) error {
@@ -196,15 +196,15 @@ func (s failingDeliveries) InTx(ctx context.Context, fn func(tx store.Tx) error)
 
 type failingDeliveriesTx struct{ store.Tx }
 
-func (t failingDeliveriesTx) CreateDeliveries(ctx context.Context, ds []licentia.Delivery) error {
-	if err := t.Tx.CreateDeliveries(ctx, ds); err != nil {
+func (t failingDeliveriesTx) QueueDeliveries(ctx context.Context, e *licentia.Event) error {
+	if err := t.Tx.QueueDeliveries(ctx, e); err != nil {
 		return err
 	}
 	return errDiskGone
 }
 
 // TestDeliveryRollback: a change that rolls back leaves no event and no
-// delivery, though its deliveries were written in its transaction.
+// delivery, though its deliveries were queued in its transaction.
 func TestDeliveryRollback(t *testing.T) {
 	t.Parallel()
 	e := licenceEnvOf(t, newTestEnvWith(t, envOptions{webhooks: true, wrapStore: func(s store.Store) store.Store { return failingDeliveries{s} }}))
