@@ -28,6 +28,12 @@ type conn interface {
 	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
+// inTx returns a pipe that begins a transaction on c: its begin is the
+// first statement held back.
+func inTx(c conn) *pipe { return &pipe{conn: c, pending: []heldBack{{sql: begin}}} }
+
+const begin = "begin"
+
 type heldBack struct {
 	sql  string
 	args []any
@@ -123,7 +129,7 @@ func (p *pipe) flush(ctx context.Context) error {
 // commit. The server answers a commit of a transaction a failed statement
 // ended with ROLLBACK, not an error; that is an error here.
 func (p *pipe) commit(ctx context.Context) error {
-	if len(p.pending) == 1 && p.pending[0].sql == "begin" {
+	if len(p.pending) == 1 && p.pending[0].sql == begin {
 		p.pending = p.pending[:0]
 		return nil
 	}

@@ -200,7 +200,7 @@ func (db *DB) runTx(ctx context.Context, fn func(store.Tx) error) error {
 	defer release(context.WithoutCancel(ctx), c)
 	// The begin is held back like any statement whose answer is not read:
 	// it goes with the transaction's first statement that needs one.
-	p := &pipe{conn: c, pending: []heldBack{{sql: "begin"}}}
+	p := inTx(c)
 	if err := fn(&tx{reader: reader{q: p}, tx: p}); err != nil {
 		return err
 	}
