@@ -56,6 +56,20 @@ type ListPosition struct {
 	ID       string
 }
 
+// StatusColumns are the columns of a licence that LicenceWithSeat reads, in
+// the order scanStatus of each engine scans them: what a status check and
+// its verdict use. The status route reads a third of the licence's columns,
+// and converts a third.
+const StatusColumns = `id, org_id, product_id, status, expires_at, trial_ends_at, major, limit_kind, limit_count, features`
+
+// StatusPart is the part of licence l that LicenceWithSeat reads
+// (StatusColumns); its other fields are zero.
+func StatusPart(l *licentia.Licence) *licentia.Licence {
+	return &licentia.Licence{ID: l.ID, OrgID: l.OrgID, ProductID: l.ProductID, Status: l.Status,
+		ExpiresAt: l.ExpiresAt, TrialEndsAt: l.TrialEndsAt, Major: l.Major, LimitKind: l.LimitKind,
+		LimitCount: l.LimitCount, Features: l.Features}
+}
+
 // Seat is what the status route needs of a machine's live activation.
 type Seat struct {
 	ActivationID string

@@ -129,7 +129,8 @@ type Reader interface {
 	// LicenceByID reads a licence of any organization, for the activation
 	// routes, where the licence key is the credential.
 	LicenceByID(ctx context.Context, id string) (*licentia.Licence, error)
-	// LicenceWithSeat reads a licence of any organization, as LicenceByID,
+	// LicenceWithSeat reads of a licence of any organization the fields a
+	// status check uses (StatusColumns, StatusPart), the others left zero,
 	// and in the same query the live seat of a machine on it (nil when it
 	// holds none): the status route's one read.
 	LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *Seat, error)

@@ -63,9 +63,9 @@ func (r reader) Licence(ctx context.Context, orgID, id string) (*licentia.Licenc
 	return l, nil
 }
 
-// licenceWithSeatQuery reads a licence and the machine's live seat, found
-// by one look-up in its partial index.
-var licenceWithSeatQuery = `SELECT ` + store.Qualified(licenceColumns, "l") + `, a.id, a.last_seen_at
+// licenceWithSeatQuery reads what a status check uses of a licence, and the
+// machine's live seat, found by one look-up in its partial index.
+var licenceWithSeatQuery = `SELECT ` + store.Qualified(store.StatusColumns, "l") + `, a.id, a.last_seen_at
 	FROM licences l LEFT JOIN activations a ON a.licence_id = l.id AND a.machine_id = $2 AND a.deactivated_at IS NULL
 	WHERE l.id = $1`
 
@@ -74,19 +74,29 @@ func (r reader) LicenceWithSeat(ctx context.Context, licenceID, machineID string
 		return nil, nil, fmt.Errorf("read licence: %w", licenceNotFound())
 	}
 	if !isText(machineID) {
-		l, err := r.LicenceByID(ctx, licenceID)
-		return l, nil, err
+		// No machine holds a seat under an id PostgreSQL cannot store.
+		machineID = ""
 	}
-	var id *string
+	var l licentia.Licence
+	var features string
+	var seat *string
 	var seen *time.Time
-	l, err := scanLicence(store.ScanWith{Row: r.q.QueryRow(ctx, licenceWithSeatQuery, licenceID, machineID), Extra: []any{&id, &seen}})
+	err := r.q.QueryRow(ctx, licenceWithSeatQuery, licenceID, machineID).Scan(&l.ID, &l.OrgID, &l.ProductID,
+		&l.Status, &l.ExpiresAt, &l.TrialEndsAt, &l.Major, &l.LimitKind, &l.LimitCount, &features, &seat, &seen)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = licenceNotFound()
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("read licence: %w", err)
 	}
-	if id == nil || seen == nil {
-		return l, nil, nil
+	l.ExpiresAt, l.TrialEndsAt = utcPtr(l.ExpiresAt), utcPtr(l.TrialEndsAt)
+	if l.Features, err = store.DecodeGrants(features); err != nil {
+		return nil, nil, fmt.Errorf("read licence: %w", err)
 	}
-	return l, &store.Seat{ActivationID: *id, LastSeenAt: seen.UTC()}, nil
+	if seat == nil || seen == nil {
+		return &l, nil, nil
+	}
+	return &l, &store.Seat{ActivationID: *seat, LastSeenAt: seen.UTC()}, nil
 }
 
 func (r reader) LicenceByID(ctx context.Context, id string) (*licentia.Licence, error) {
