@@ -71,18 +71,43 @@ type subject struct {
 // key, 404 licence_not_found, and (when sign is set) 503
 // product_unavailable.
 func (s *Service) resolve(ctx context.Context, key string, sign bool) (*subject, error) {
+	k, err := s.verify(ctx, key, sign)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.store.LicenceByID(ctx, k.licenceID)
+	return k.subject(l, err)
+}
+
+// keyed is a verified licence key: its product, its licence's id, and when
+// its answer is signed the product's signing key or why there is none.
+type keyed struct {
+	product   *licentia.Product
+	licenceID string
+	sign      bool
+	priv      ed25519.PrivateKey
+	privErr   error
+}
+
+// verify runs resolve's first check, 422 key, and finds the signing key;
+// keyed.subject runs the others once the licence is read.
+func (s *Service) verify(ctx context.Context, key string, sign bool) (*keyed, error) {
 	p, licenceID, err := s.cat.VerifyLicenceKey(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.store.LicenceByID(ctx, licenceID)
-	return s.subjectOf(p, l, err, sign)
+	k := &keyed{product: p, licenceID: licenceID, sign: sign}
+	if sign {
+		k.priv, k.privErr = s.keys.CurrentPrivate(p)
+	}
+	return k, nil
 }
 
-// subjectOf finishes resolve once the licence of a verified key was read
-// (l and err are the read's result).
-func (s *Service) subjectOf(p *licentia.Product, l *licentia.Licence, err error, sign bool) (*subject, error) {
-	if licentia.ErrorCode(err) == licentia.CodeLicenceNotFound || err == nil && l.ProductID != p.ID {
+// subject finishes resolve once the licence of the key was read (l and err
+// are the read's result): 404 licence_not_found, then 503
+// product_unavailable.
+func (k *keyed) subject(l *licentia.Licence, err error) (*subject, error) {
+	if licentia.ErrorCode(err) == licentia.CodeLicenceNotFound || err == nil && l.ProductID != k.product.ID {
 		// A genuine key the service does not know: not a revocation, so the
 		// application keeps its offline result.
 		return nil, licentia.Errorf(licentia.CodeLicenceNotFound, "The service does not know this licence.")
@@ -90,13 +115,30 @@ func (s *Service) subjectOf(p *licentia.Product, l *licentia.Licence, err error,
 	if err != nil {
 		return nil, err
 	}
-	sub := &subject{licence: l, product: p}
-	if sign {
-		if sub.priv, err = s.keys.CurrentPrivate(p); err != nil {
-			return nil, err
-		}
+	if k.sign && k.privErr != nil {
+		return nil, k.privErr
 	}
-	return sub, nil
+	return &subject{licence: l, product: k.product, priv: k.priv}, nil
+}
+
+// lockSeat locks the key's licence in tx, with the machine's live
+// activation and, with product, the licence's product (store.Tx.LockSeat),
+// and finishes resolve's checks on the licence it locked. The routes that
+// write read the licence this way only: a read before the transaction
+// would be a round trip the lock repeats.
+func (k *keyed) lockSeat(ctx context.Context, tx store.Tx, machineID string, product bool) (*store.Locked, *subject, error) {
+	// The licence is looked for in the organization of the key's product:
+	// a licence of another one is one this key does not know.
+	locked, err := tx.LockSeat(ctx, k.product.OrgID, k.licenceID, machineID, product)
+	var l *licentia.Licence
+	if err == nil {
+		l = locked.Licence
+	}
+	sub, err := k.subject(l, err)
+	if err != nil {
+		return nil, nil, err
+	}
+	return locked, sub, nil
 }
 
 // refused answers 403 for a licence whose derived state forbids taking a
@@ -124,24 +166,25 @@ func (s *Service) activate(ctx context.Context, actor licentia.Actor, in Activat
 		return nil, err
 	}
 	m := in.machine()
-	sub, err := s.resolve(ctx, *in.LicenceKey, true)
+	k, err := s.verify(ctx, *in.LicenceKey, true)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
-	bound, err := s.boundBefore(ctx, sub, m)
+	bound, err := s.boundBefore(ctx, k, m)
 	if err != nil {
 		return nil, fmt.Errorf("activate: %w", err)
 	}
 	var res Result
+	var sub *subject
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		res = Result{} // a run again starts afresh (see store.Store.InTx)
-		locked, err := tx.LockSeat(ctx, sub.licence.OrgID, sub.licence.ID, m.ID, true)
-		if err != nil {
+		var locked *store.Locked
+		var err error
+		if locked, sub, err = k.lockSeat(ctx, tx, m.ID, true); err != nil {
 			return err
 		}
 		l, p := locked.Licence, locked.Product
-		sub.licence = l
 		if err := refused(l, now); err != nil {
 			return err
 		}
@@ -195,7 +238,7 @@ func (s *Service) Deactivate(ctx context.Context, in Deactivate) (bool, error) {
 		return false, err
 	}
 	machineID := *in.MachineID
-	sub, err := s.resolve(ctx, *in.LicenceKey, false)
+	k, err := s.verify(ctx, *in.LicenceKey, false)
 	if err != nil {
 		return false, err
 	}
@@ -203,7 +246,7 @@ func (s *Service) Deactivate(ctx context.Context, in Deactivate) (bool, error) {
 	changed := false
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		changed = false // a run again starts afresh (see store.Store.InTx)
-		locked, err := tx.LockSeat(ctx, sub.licence.OrgID, sub.licence.ID, machineID, false)
+		locked, _, err := k.lockSeat(ctx, tx, machineID, false)
 		if err != nil || locked.Held == nil {
 			return err
 		}

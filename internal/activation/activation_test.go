@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -564,4 +565,59 @@ func activate(key string, m activation.Machine) activation.Activate {
 // seat is the request that names machineID's seat of key.
 func seat(key, machineID string) activation.Status {
 	return activation.Status{LicenceKey: &key, MachineID: &machineID}
+}
+
+// licenceReads counts the reads of a licence made outside a transaction.
+type licenceReads struct {
+	store.Store
+	n atomic.Int64
+}
+
+func (r *licenceReads) LicenceByID(ctx context.Context, id string) (*licentia.Licence, error) {
+	r.n.Add(1)
+	return r.Store.LicenceByID(ctx, id)
+}
+
+func (r *licenceReads) Licence(ctx context.Context, orgID, id string) (*licentia.Licence, error) {
+	r.n.Add(1)
+	return r.Store.Licence(ctx, orgID, id)
+}
+
+// TestWritesReadTheLicenceUnderTheLock, on both engines: a new seat, a
+// seat held again, a lease and a deactivation read their licence only in
+// their transaction, with its lock, and not once before it.
+func TestWritesReadTheLicenceUnderTheLock(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.name, func(t *testing.T) {
+			f := newFixture(t, eng.open(t))
+			ctx := t.Context()
+			reads := &licenceReads{Store: f.st}
+			svc := activation.New(activation.Options{Store: reads, Clock: f.clock, Keys: f.keys, Catalogue: f.cat,
+				Validity: 7 * 24 * time.Hour, Logger: slog.New(slog.DiscardHandler)})
+			id, key := f.issue(t, 2)
+			for _, step := range []struct {
+				name string
+				run  func() error
+			}{
+				{"new seat", func() error { _, err := svc.Activate(ctx, activate(key, machine("ada-laptop"))); return err }},
+				{"seat held again", func() error { _, err := svc.Activate(ctx, activate(key, machine("ada-laptop"))); return err }},
+				{"lease", func() error {
+					m := "ada-laptop"
+					_, err := svc.TakeLease(ctx, activation.TakeLease{LicenceKey: &key, MachineID: &m})
+					return err
+				}},
+				{"deactivation", func() error { _, err := svc.Deactivate(ctx, seat(key, "ada-laptop")); return err }},
+			} {
+				if err := step.run(); err != nil {
+					t.Fatalf("%s: %v", step.name, err)
+				}
+				if n := reads.n.Swap(0); n != 0 {
+					t.Errorf("%s read the licence %d times outside its transaction, want 0", step.name, n)
+				}
+			}
+			if live := f.liveMachines(t, id); len(live) != 0 {
+				t.Errorf("live machines after the deactivation = %v, want none", live)
+			}
+		})
+	}
 }

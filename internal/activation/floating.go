@@ -69,20 +69,21 @@ func (s *Service) TakeLease(ctx context.Context, in TakeLease) (*LeaseResult, er
 		return nil, err
 	}
 	machineID := *in.MachineID
-	sub, err := s.resolve(ctx, *in.LicenceKey, true)
+	k, err := s.verify(ctx, *in.LicenceKey, true)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
 	var res LeaseResult
+	var sub *subject
 	err = s.store.InTx(ctx, func(tx store.Tx) error {
 		res = LeaseResult{} // a run again starts afresh (see store.Store.InTx)
-		locked, err := tx.LockSeat(ctx, sub.licence.OrgID, sub.licence.ID, machineID, true)
-		if err != nil {
+		var locked *store.Locked
+		var err error
+		if locked, sub, err = k.lockSeat(ctx, tx, machineID, true); err != nil {
 			return err
 		}
 		l, p, a := locked.Licence, locked.Product, locked.Held
-		sub.licence = l
 		length, err := leaseLength(p, in.BorrowHours)
 		if err != nil {
 			return err
@@ -159,18 +160,18 @@ func (s *Service) RenewLease(ctx context.Context, in LeaseRef) (*LeaseResult, er
 	if err := in.Validate().Err(); err != nil {
 		return nil, err
 	}
-	p, licenceID, err := s.cat.VerifyLicenceKey(ctx, *in.LicenceKey)
+	k, err := s.verify(ctx, *in.LicenceKey, true)
 	if err != nil {
 		return nil, err
 	}
 	// Before the write: a renewal answered with an error moves nothing.
-	priv, err := s.keys.CurrentPrivate(p)
-	if err != nil {
-		return nil, err
+	if k.privErr != nil {
+		return nil, k.privErr
 	}
 	now := s.now()
-	l, lease, err := s.store.RenewLease(ctx, p.ID, licenceID, *in.MachineID, *in.LeaseID, now, now.Add(p.LeaseTTL()))
-	sub, err := s.subjectOf(p, l, err, false)
+	p := k.product
+	l, lease, err := s.store.RenewLease(ctx, p.ID, k.licenceID, *in.MachineID, *in.LeaseID, now, now.Add(p.LeaseTTL()))
+	sub, err := k.subject(l, err)
 	if err != nil {
 		return nil, fmt.Errorf("renew lease: %w", err)
 	}
@@ -180,7 +181,6 @@ func (s *Service) RenewLease(ctx context.Context, in LeaseRef) (*LeaseResult, er
 	if lease == nil {
 		return nil, store.NotFound(licentia.CodeLeaseNotFound, "Lease")
 	}
-	sub.priv = priv
 	return s.signLease(sub, &LeaseResult{Lease: lease})
 }
 

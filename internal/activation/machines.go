@@ -16,11 +16,11 @@ import (
 // rebindQuiet, so of requests racing to rebind one activation exactly one
 // does (the first to hold the licence); the others find it bound to
 // another machine, or just rebound, and go on as new machines.
-func (s *Service) boundBefore(ctx context.Context, sub *subject, m Machine) (map[string]string, error) {
-	if len(m.Components) == 0 || sub.product.MachineMatch == "" || sub.product.MachineMatch == licentia.MatchExact {
+func (s *Service) boundBefore(ctx context.Context, k *keyed, m Machine) (map[string]string, error) {
+	if len(m.Components) == 0 || k.product.MachineMatch == "" || k.product.MachineMatch == licentia.MatchExact {
 		return nil, nil
 	}
-	live, err := s.store.LiveActivations(ctx, sub.licence.OrgID, sub.licence.ID)
+	live, err := s.store.LiveActivations(ctx, k.product.OrgID, k.licenceID)
 	if err != nil {
 		return nil, err
 	}

@@ -38,12 +38,12 @@ func (s *Service) Status(ctx context.Context, in Status) (*StatusResult, error) 
 		return nil, err
 	}
 	machineID := *in.MachineID
-	p, licenceID, err := s.cat.VerifyLicenceKey(ctx, *in.LicenceKey)
+	k, err := s.verify(ctx, *in.LicenceKey, true)
 	if err != nil {
 		return nil, err
 	}
-	l, seat, err := s.store.LicenceWithSeat(ctx, licenceID, machineID)
-	sub, err := s.subjectOf(p, l, err, true)
+	l, seat, err := s.store.LicenceWithSeat(ctx, k.licenceID, machineID)
+	sub, err := k.subject(l, err)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (s *Service) Status(ctx context.Context, in Status) (*StatusResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &StatusResult{Verdict: v, Heartbeat: p.HeartbeatIntervalSeconds}, nil
+	return &StatusResult{Verdict: v, Heartbeat: k.product.HeartbeatIntervalSeconds}, nil
 }
 
 // StatusResult is a status check's answer: the verdict, and the product's
