@@ -78,13 +78,20 @@ func parseBody(raw []byte, issues *licentia.Issues, allowed ...string) *Body {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return b
 	}
-	found, fatal := checkTokens(raw)
-	*issues = append(*issues, found...)
-	if fatal {
-		return b
+	plain := plainJSON(raw)
+	if !plain {
+		found, fatal := walkTokens(raw)
+		*issues = append(*issues, found...)
+		if fatal {
+			return b
+		}
+	}
+	var split bool
+	if plain {
+		b.fields, split = plainFields(raw)
 	}
 	// Unmarshal sets the map to nil for a JSON null, so nil is refused too.
-	if err := json.Unmarshal(raw, &b.fields); err != nil || b.fields == nil {
+	if !split && (json.Unmarshal(raw, &b.fields) != nil || b.fields == nil) {
 		b.fields = map[string]json.RawMessage{}
 		issues.Add("", "the body must be a JSON object")
 		return b
@@ -103,18 +110,11 @@ func parseBody(raw []byte, issues *licentia.Issues, allowed ...string) *Body {
 	return b
 }
 
-// checkTokens returns an issue for every duplicate name, in any object, and
-// every string that is not valid UTF-8, at its JSON pointer; and, with fatal,
-// why raw is not one JSON value of at most maxDepth levels (a syntax error,
-// data after the value, too deep). Most bodies are plain (see plainJSON) and
-// need no walk byte by byte.
-func checkTokens(raw []byte) (issues licentia.Issues, fatal bool) {
-	if plainJSON(raw) {
-		return nil, false
-	}
-	return walkTokens(raw)
-}
-
+// walkTokens, for a body plainJSON cannot pass, returns an issue for every
+// duplicate name, in any object, and every string that is not valid UTF-8,
+// at its JSON pointer; and, with fatal, why raw is not one JSON value of at
+// most maxDepth levels (a syntax error, data after the value, too deep).
+// Most bodies are plain and need no walk byte by byte.
 // plainMaxNames bounds the names of one object that plainJSON compares
 // pairwise; an object with more takes the walk, which keeps them in a map.
 const plainMaxNames = 32
@@ -205,6 +205,73 @@ func plainJSON(raw []byte) bool {
 		}
 	}
 	return true
+}
+
+// plainFields splits raw, which plainJSON passed, into its top-level names
+// and values as json.Unmarshal into a map[string]json.RawMessage does,
+// without its reflection: plainJSON saw every name plain (no escape, ASCII)
+// and none twice. False when raw is not an object.
+func plainFields(raw []byte) (map[string]json.RawMessage, bool) {
+	i := skipSpace(raw, 0)
+	if raw[i] != '{' {
+		return nil, false
+	}
+	fields := map[string]json.RawMessage{}
+	if i = skipSpace(raw, i+1); raw[i] == '}' {
+		return fields, true
+	}
+	for {
+		end := i + 1 + bytes.IndexByte(raw[i+1:], '"')
+		name := string(raw[i+1 : end])
+		i = skipSpace(raw, skipSpace(raw, end+1)+1) // past the colon
+		j := valueEnd(raw, i)
+		fields[name] = raw[i:j:j]
+		if i = skipSpace(raw, j); raw[i] == '}' {
+			return fields, true
+		}
+		i = skipSpace(raw, i+1) // past the comma
+	}
+}
+
+// skipSpace is the index of the first byte of raw at or after i that is
+// not JSON whitespace.
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// valueEnd is the index just after the value of valid JSON raw that
+// starts at i.
+func valueEnd(raw []byte, i int) int {
+	depth := 0
+	for ; ; i++ {
+		switch raw[i] {
+		case '"':
+			for i++; raw[i] != '"'; i++ {
+				if raw[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		default:
+			if depth == 0 { // a number, true, false or null
+				for i < len(raw) && strings.IndexByte(",}] \t\n\r", raw[i]) < 0 {
+					i++
+				}
+				return i
+			}
+		}
+	}
 }
 
 // pointerEscaper escapes a name in a JSON pointer (RFC 6901).

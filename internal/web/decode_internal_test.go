@@ -323,7 +323,7 @@ func depth(raw []byte) int {
 }
 
 // hasDuplicateName reports whether an object anywhere in raw repeats a name.
-// It walks the value recursively, apart from checkTokens's own walk.
+// It walks the value recursively, apart from walkTokens.
 func hasDuplicateName(raw []byte) bool {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	var walk func() bool
@@ -428,6 +428,57 @@ func FuzzPlainJSON(f *testing.F) {
 		}
 		if issues, fatal := walkTokens(raw); len(issues) != 0 || fatal {
 			t.Errorf("plainJSON(%q) = true, but the walk finds %v", raw, issues)
+		}
+	})
+}
+
+// FuzzPlainFields: of a body plainJSON passes, plainFields splits the same
+// names and values as json.Unmarshal, and refuses what is not an object.
+func FuzzPlainFields(f *testing.F) {
+	for _, s := range []string{
+		`{}`, ` { } `, `{"a":1}`, "{ \"a\" :\t\"x\\\"}\" ,\n\"b\":[1,{\"c\":[]}] , \"d\":null,\"e\":-1.5,\"f\":true}",
+		`{"a":{"b":"}"},"c":"]"}`, `[]`, `null`, `"s"`, `1`, ` {"licence_key":"DESK-x","machine_id":"m"} `,
+		`{"a":"\u00e9\\"}`, "{\"a\":\"\xc3\xa9\"}", `{"a":[[],[[]],{}],"b":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !plainJSON(raw) {
+			return
+		}
+		got, ok := plainFields(raw)
+		var want map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &want); err != nil || want == nil {
+			if ok {
+				t.Errorf("plainFields(%q) = %q, true; want false for what is not an object", raw, got)
+			}
+			return
+		}
+		if !ok || len(got) != len(want) {
+			t.Fatalf("plainFields(%q) = %q, %v; want %q", raw, got, ok, want)
+		}
+		for name, v := range want {
+			if !bytes.Equal(got[name], v) {
+				t.Errorf("plainFields(%q)[%q] = %q, want %q", raw, name, got[name], v)
+			}
+		}
+	})
+}
+
+// FuzzPlainString: a string plainString reads is the one json.Unmarshal
+// reads, and whatever it refuses goes to json.Unmarshal.
+func FuzzPlainString(f *testing.F) {
+	for _, s := range []string{`""`, `"a"`, `"DESK-abc.def"`, `"a\"b"`, `"\u0041"`, "\"\xff\"", "\"\xc3\xa9\"", "\"a\tb\"", `"`, `x`, `"a"b"`, `1`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := plainString(raw)
+		if !ok {
+			return
+		}
+		var want string
+		if err := json.Unmarshal(raw, &want); err != nil || got != want {
+			t.Errorf("plainString(%q) = %q, but json.Unmarshal reads %q (%v)", raw, got, want, err)
 		}
 	})
 }

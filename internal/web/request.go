@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/licentia/licentia/internal/licentia"
 )
@@ -189,7 +190,9 @@ func setBody(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, raw j
 	p := reflect.New(f.Type.Elem())
 	switch p.Elem().Kind() {
 	case reflect.String:
-		if null || json.Unmarshal(raw, p.Interface()) != nil {
+		if s, ok := plainString(raw); ok {
+			p.Elem().SetString(s)
+		} else if null || json.Unmarshal(raw, p.Interface()) != nil {
 			d.Unreadable(f.Path, "must be a string")
 			return
 		}
@@ -217,4 +220,23 @@ func setBody(d *licentia.Decoded, f licentia.InputField, fv reflect.Value, raw j
 		panic("web: no decoding for a field of type " + f.Type.String())
 	}
 	fv.Set(p)
+}
+
+// plainString is the value of raw, a JSON string with no escape, no control
+// byte and valid UTF-8, as json.Unmarshal reads it, without its
+// reflection: most strings of a body are such. False for any other.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
 }
