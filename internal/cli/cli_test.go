@@ -729,3 +729,62 @@ func TestDebugListenBoundAddress(t *testing.T) {
 		t.Errorf("DebugListen(0.0.0.0:0) error = %v, want not a loopback address", err)
 	}
 }
+
+// TestServeLogToFile: with its log going to a file, as a process's stderr
+// does, the service's lines go out in batches, and every access-log line
+// of the requests it answered is in the file once Close returns.
+func TestServeLogToFile(t *testing.T) {
+	h := newHarness(t)
+	h.vars["LICENTIA_LISTEN"] = "127.0.0.1:0"
+	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	app, err := cli.NewApp(t.Context(), h.env(io.Discard, f))
+	if err != nil {
+		t.Fatalf("NewApp() error = %v", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- app.Run(ctx) }()
+	const requests = 50
+	client := &http.Client{Timeout: 5 * time.Second}
+	for range requests {
+		resp, err := client.Get("http://" + app.Addr() + "/healthz")
+		if err != nil {
+			t.Fatalf("GET /healthz error = %v", err)
+		}
+		resp.Body.Close()
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run() error = %v", err)
+	}
+	if err := app.Close(); err != nil {
+		t.Fatalf("Close() error = %v", err)
+	}
+	raw, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for line := range strings.Lines(string(raw)) {
+		var entry struct {
+			Msg, Pattern string
+			Status       int
+		}
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Fatalf("log line %q is not whole JSON: %v", line, err)
+		}
+		if entry.Pattern == "GET /healthz" && entry.Status == http.StatusOK {
+			n++
+		}
+	}
+	if n != requests {
+		t.Errorf("the log holds %d lines of GET /healthz answered 200, want %d:\n%s", n, requests, raw)
+	}
+	if !strings.Contains(string(raw), `"msg":"shutting down"`) {
+		t.Errorf("the log lacks the line written at shutdown:\n%s", raw)
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -16,6 +18,7 @@ import (
 	"github.com/licentia/licentia/internal/clock"
 	"github.com/licentia/licentia/internal/config"
 	"github.com/licentia/licentia/internal/httpapi"
+	"github.com/licentia/licentia/internal/logbatch"
 	"github.com/licentia/licentia/internal/mail"
 	"github.com/licentia/licentia/internal/mcpserver"
 	"github.com/licentia/licentia/internal/metrics"
@@ -32,6 +35,7 @@ const shutdownGrace = 30 * time.Second
 type App struct {
 	cfg      config.Config
 	log      *slog.Logger
+	closeLog func() error // writes the log's waiting lines (logWriter)
 	store    store.Store
 	release  func() error // lets go of the database's lock file (holdDatabase)
 	listener net.Listener
@@ -60,7 +64,9 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	log := slog.New(slog.NewJSONHandler(env.Stderr, nil))
+	logOut, closeLog := logWriter(env.Stderr)
+	closers = append(closers, closeLog)
+	log := slog.New(slog.NewJSONHandler(logOut, nil))
 	plans, err := loadPlans(cfg)
 	if err != nil {
 		return nil, err
@@ -96,7 +102,7 @@ func NewApp(ctx context.Context, env Env) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: log, store: st, release: release, listener: ln, debug: debug, metrics: metricsSrv, mail: ops.mail,
+	a := &App{cfg: cfg, log: log, closeLog: closeLog, store: st, release: release, listener: ln, debug: debug, metrics: metricsSrv, mail: ops.mail,
 		jobs: jobs(st, ops.admin, ops.activation, ops.cat, ops.worker, ops.mailer, doors.console, doors.portal, doors.oauth, doors.api, ops.clock),
 		http: newHTTPServer(doors.handler(), log)}
 	log.Info("licentia listening", "addr", ln.Addr().String(), "build", build.Read(), "config", cfg.Redacted())
@@ -212,7 +218,19 @@ func (a *App) Close() error {
 			err = errors.Join(err, d.close())
 		}
 	}
-	return errors.Join(err, a.store.Close(), a.release())
+	// The log last, so that the lines of the steps before it are written.
+	return errors.Join(err, a.store.Close(), a.release(), a.closeLog())
+}
+
+// logWriter is where serve writes its log, and how to close it: lines to
+// a file or a pipe (the process's stderr) go out in batches (see
+// logbatch), lines to anything else, a test's buffer, as written.
+func logWriter(out io.Writer) (io.Writer, func() error) {
+	if _, ok := out.(*os.File); !ok {
+		return out, func() error { return nil }
+	}
+	w := logbatch.New(out)
+	return w, w.Close
 }
 
 // serveGCPercent is the garbage collector's target when GOGC is unset.
