@@ -84,7 +84,6 @@ func (s *Service) resolve(ctx context.Context, key string, sign bool) (*subject,
 type keyed struct {
 	product   *licentia.Product
 	licenceID string
-	sign      bool
 	priv      ed25519.PrivateKey
 	privErr   error
 }
@@ -96,7 +95,7 @@ func (s *Service) verify(ctx context.Context, key string, sign bool) (*keyed, er
 	if err != nil {
 		return nil, err
 	}
-	k := &keyed{product: p, licenceID: licenceID, sign: sign}
+	k := &keyed{product: p, licenceID: licenceID}
 	if sign {
 		k.priv, k.privErr = s.keys.CurrentPrivate(p)
 	}
@@ -115,7 +114,7 @@ func (k *keyed) subject(l *licentia.Licence, err error) (*subject, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k.sign && k.privErr != nil {
+	if k.privErr != nil {
 		return nil, k.privErr
 	}
 	return &subject{licence: l, product: k.product, priv: k.priv}, nil
