@@ -57,9 +57,9 @@ type ListPosition struct {
 }
 
 // StatusColumns are the columns of a licence that LicenceWithSeat reads, in
-// the order scanStatus of each engine scans them: what a status check and
-// its verdict use. The status route reads a third of the licence's columns,
-// and converts a third.
+// the order each engine's LicenceWithSeat scans them: what a status check
+// and its verdict use, a third of the licence's columns. The status route
+// reads and converts no more.
 const StatusColumns = `id, org_id, product_id, status, expires_at, trial_ends_at, major, limit_kind, limit_count, features`
 
 // StatusPart is the part of licence l that LicenceWithSeat reads
