@@ -74,7 +74,8 @@ func UnfinishedBody(err error) error {
 
 // parseBody checks raw and returns its fields; it never fails, it adds issues.
 func parseBody(raw []byte, issues *licentia.Issues, allowed ...string) *Body {
-	b := &Body{fields: map[string]json.RawMessage{}, issues: issues}
+	// fields stays nil, which reads as empty, until the body yields some.
+	b := &Body{issues: issues}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return b
 	}
@@ -92,7 +93,7 @@ func parseBody(raw []byte, issues *licentia.Issues, allowed ...string) *Body {
 	}
 	// Unmarshal sets the map to nil for a JSON null, so nil is refused too.
 	if !split && (json.Unmarshal(raw, &b.fields) != nil || b.fields == nil) {
-		b.fields = map[string]json.RawMessage{}
+		b.fields = nil
 		issues.Add("", "the body must be a JSON object")
 		return b
 	}
