@@ -734,17 +734,12 @@ func TestDebugListenBoundAddress(t *testing.T) {
 // does, the service's lines go out in batches, and every access-log line
 // of the requests it answered is in the file once Close returns.
 func TestServeLogToFile(t *testing.T) {
-	h := newHarness(t)
-	h.vars["LICENTIA_LISTEN"] = "127.0.0.1:0"
 	f, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	app, err := cli.NewApp(t.Context(), h.env(io.Discard, f))
-	if err != nil {
-		t.Fatalf("NewApp() error = %v", err)
-	}
+	app := newHarness(t).newApp(t, f)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- app.Run(ctx) }()
