@@ -111,11 +111,6 @@ func parseBody(raw []byte, issues *licentia.Issues, allowed ...string) *Body {
 	return b
 }
 
-// walkTokens, for a body plainJSON cannot pass, returns an issue for every
-// duplicate name, in any object, and every string that is not valid UTF-8,
-// at its JSON pointer; and, with fatal, why raw is not one JSON value of at
-// most maxDepth levels (a syntax error, data after the value, too deep).
-// Most bodies are plain and need no walk byte by byte.
 // plainMaxNames bounds the names of one object that plainJSON compares
 // pairwise; an object with more takes the walk, which keeps them in a map.
 const plainMaxNames = 32
