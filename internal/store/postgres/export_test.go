@@ -39,3 +39,13 @@ func Setting(ctx context.Context, db *DB, name string) (string, error) {
 func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*DB, error) {
 	return open(ctx, url, tracer)
 }
+
+// StatusInFlight is statusInFlight, for the status reads' tests.
+const StatusInFlight = statusInFlight
+
+// StatusWaiting is how many status reads of db wait for a pipeline.
+func StatusWaiting(db *DB) int {
+	db.status.mu.Lock()
+	defer db.status.mu.Unlock()
+	return len(db.status.waiting)
+}

@@ -63,40 +63,32 @@ func (r reader) Licence(ctx context.Context, orgID, id string) (*licentia.Licenc
 	return l, nil
 }
 
-// licenceWithSeatQuery reads what a status check uses of a licence, and the
-// machine's live seat, found by one look-up in its partial index.
-var licenceWithSeatQuery = `SELECT ` + store.Qualified(store.StatusColumns, "l") + `, a.id, a.last_seen_at
-	FROM licences l LEFT JOIN activations a ON a.licence_id = l.id AND a.machine_id = $2 AND a.deactivated_at IS NULL
-	WHERE l.id = $1`
-
 func (r reader) LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *store.Seat, error) {
-	if !isID(licenceID) {
+	machineID, ok := seatKey(licenceID, machineID)
+	if !ok {
 		return nil, nil, fmt.Errorf("read licence: %w", licenceNotFound())
 	}
+	return scanLicenceWithSeat(r.q.QueryRow(ctx, licenceWithSeatQuery, licenceID, machineID))
+}
+
+// LicenceWithSeat reads as reader's does, its statement sent with the other
+// status checks' that wait for it (statusReads).
+func (db *DB) LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *store.Seat, error) {
+	machineID, ok := seatKey(licenceID, machineID)
+	if !ok {
+		return nil, nil, fmt.Errorf("read licence: %w", licenceNotFound())
+	}
+	return db.status.read(ctx, licenceID, machineID)
+}
+
+// seatKey returns the machine id to look a seat up by, and false for a
+// licence id no licence has.
+func seatKey(licenceID, machineID string) (string, bool) {
 	if !isText(machineID) {
 		// No machine holds a seat under an id PostgreSQL cannot store.
 		machineID = ""
 	}
-	var l licentia.Licence
-	var features string
-	var seat *string
-	var seen *time.Time
-	err := r.q.QueryRow(ctx, licenceWithSeatQuery, licenceID, machineID).Scan(&l.ID, &l.OrgID, &l.ProductID,
-		&l.Status, &l.ExpiresAt, &l.TrialEndsAt, &l.Major, &l.LimitKind, &l.LimitCount, &features, &seat, &seen)
-	if errors.Is(err, pgx.ErrNoRows) {
-		err = licenceNotFound()
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read licence: %w", err)
-	}
-	l.ExpiresAt, l.TrialEndsAt = utcPtr(l.ExpiresAt), utcPtr(l.TrialEndsAt)
-	if l.Features, err = store.DecodeGrants(features); err != nil {
-		return nil, nil, fmt.Errorf("read licence: %w", err)
-	}
-	if seat == nil || seen == nil {
-		return &l, nil, nil
-	}
-	return &l, &store.Seat{ActivationID: *seat, LastSeenAt: seen.UTC()}, nil
+	return machineID, isID(licenceID)
 }
 
 func (r reader) LicenceByID(ctx context.Context, id string) (*licentia.Licence, error) {
