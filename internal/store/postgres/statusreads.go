@@ -120,19 +120,19 @@ func (g *statusReads) send(p []*statusRead) {
 	next[0].wake <- next
 }
 
-// answer runs the reads of p. A read does not stop for its own context's
-// end, nor for another's of the same pipeline: a look-up of one row by its
-// key, with no lock to wait for, is short. The pipeline ends by the latest
-// deadline of its reads, so a database that stops answering does not hold
-// them longer than their requests last.
+// answer runs the reads of p. A read alone runs in its own context. A
+// pipeline's reads do not stop for the end of one of their contexts: a
+// look-up of one row by its key, with no lock to wait for, is short. A
+// pipeline ends by the latest deadline of its reads, so a database that
+// stops answering does not hold them longer than their requests last.
 func (g *statusReads) answer(p []*statusRead) {
-	ctx, cancel := pipelineContext(p)
-	defer cancel()
 	if len(p) == 1 {
 		r := p[0]
-		r.licence, r.seat, r.err = scanLicenceWithSeat(g.pool.QueryRow(ctx, licenceWithSeatQuery, r.licenceID, r.machineID))
+		r.licence, r.seat, r.err = scanLicenceWithSeat(g.pool.QueryRow(r.ctx, licenceWithSeatQuery, r.licenceID, r.machineID))
 		return
 	}
+	ctx, cancel := pipelineContext(p)
+	defer cancel()
 	b := &pgx.Batch{}
 	for _, r := range p {
 		b.Queue(licenceWithSeatQuery, r.licenceID, r.machineID)
