@@ -44,8 +44,4 @@ func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*DB, e
 const StatusInFlight = statusInFlight
 
 // StatusWaiting is how many status reads of db wait for a pipeline.
-func StatusWaiting(db *DB) int {
-	db.status.mu.Lock()
-	defer db.status.mu.Unlock()
-	return len(db.status.waiting)
-}
+func StatusWaiting(db *DB) int { return db.status.group.Waiting() }

@@ -80,7 +80,7 @@ func open(ctx context.Context, url string, tracer pgx.QueryTracer) (*DB, error) 
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	db := &DB{reader: reader{q: pool}, pool: pool, status: &statusReads{pool: pool}}
+	db := &DB{reader: reader{q: pool}, pool: pool, status: newStatusReads(pool)}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

@@ -4,36 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/licentia/licentia/internal/gather"
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
 )
 
-// statusReads sends the status route's reads of a licence and its seat.
-// While statusInFlight of them are out, the reads that arrive wait and go
-// together next, as one pipeline: their statements in one write, one Sync,
-// their answers in one read. PostgreSQL answers a read of a pipeline for
-// about a third of the CPU of one sent alone (its socket reads, writes and
-// wake-ups are shared), and the server writes one message for them all.
-// A read that finds a slot free goes alone at once: an idle service waits
-// for nothing.
+// statusReads sends the status route's reads of a licence and its seat,
+// gathered (internal/gather): while statusInFlight of them are out, the
+// reads that arrive wait and go together next, as one pipeline: their
+// statements in one write, one Sync, their answers in one read.
+// PostgreSQL answers a read of a pipeline for about a third of the CPU of
+// one sent alone (its socket reads, writes and wake-ups are shared), and
+// the server writes one message for them all. A read that finds a slot
+// free goes alone at once: an idle service waits for nothing.
 //
 // Each statement of a pipeline takes its own snapshot when it runs, after
 // its request asked for it, so a read sees every change committed before
 // its check began: a revocation is still seen by the next check, on every
 // process.
 type statusReads struct {
-	pool *pgxpool.Pool
-
-	mu      sync.Mutex
-	out     int // reads or pipelines sent and not yet answered
-	waiting []*statusRead
+	pool  *pgxpool.Pool
+	group *gather.Group[statusRead]
 }
 
 const (
@@ -45,6 +41,12 @@ const (
 	statusPipeline = 64
 )
 
+func newStatusReads(pool *pgxpool.Pool) *statusReads {
+	g := &statusReads{pool: pool}
+	g.group = gather.New(statusInFlight, statusPipeline, g.answer)
+	return g
+}
+
 // statusRead is one status check's read, and its answer.
 type statusRead struct {
 	ctx                  context.Context
@@ -52,72 +54,15 @@ type statusRead struct {
 	licence              *licentia.Licence
 	seat                 *store.Seat
 	err                  error
-	// wake gets nil once the read is answered, or the pipeline this
-	// read's caller is to send, itself in it. It gets one of them, once.
-	wake chan []*statusRead
 }
 
 // read answers the read of a licence and the machine's seat.
 func (g *statusReads) read(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *store.Seat, error) {
 	r := &statusRead{ctx: ctx, licenceID: licenceID, machineID: machineID}
-	g.mu.Lock()
-	if g.out < statusInFlight {
-		g.out++
-		g.mu.Unlock()
-		g.send([]*statusRead{r})
-		return r.licence, r.seat, r.err
-	}
-	r.wake = make(chan []*statusRead, 1)
-	g.waiting = append(g.waiting, r)
-	g.mu.Unlock()
-	select {
-	case p := <-r.wake:
-		if p != nil {
-			g.send(p)
-		}
-	case <-ctx.Done():
-		if g.leave(r) {
-			return nil, nil, fmt.Errorf("read licence: %w", ctx.Err())
-		}
-		// Taken into a pipeline already: its answer comes.
-		if p := <-r.wake; p != nil {
-			g.send(p)
-		}
+	if err := g.group.Do(ctx, r); err != nil {
+		return nil, nil, fmt.Errorf("read licence: %w", err)
 	}
 	return r.licence, r.seat, r.err
-}
-
-// leave takes r out of the waiting reads, and reports whether it was still
-// there.
-func (g *statusReads) leave(r *statusRead) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	i := slices.Index(g.waiting, r)
-	if i < 0 {
-		return false
-	}
-	g.waiting = slices.Delete(g.waiting, i, i+1)
-	return true
-}
-
-// send sends p, its first read being the caller's, answers its reads, and
-// hands the reads that waited meanwhile to the first of them to send.
-func (g *statusReads) send(p []*statusRead) {
-	g.answer(p)
-	for _, r := range p[1:] {
-		r.wake <- nil
-	}
-	g.mu.Lock()
-	if len(g.waiting) == 0 {
-		g.out--
-		g.mu.Unlock()
-		return
-	}
-	n := min(len(g.waiting), statusPipeline)
-	next := slices.Clone(g.waiting[:n])
-	g.waiting = slices.Delete(g.waiting, 0, n)
-	g.mu.Unlock()
-	next[0].wake <- next
 }
 
 // answer runs the reads of p. A read alone runs in its own context. A
