@@ -81,6 +81,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LicenceRollback", testLicenceRollback},
 		{"LicencePlanRace", testLicencePlanRace},
 		{"Activations", testActivations},
+		{"StatusReadsAtOnce", testStatusReadsAtOnce},
 		{"AnonymiseActivations", testAnonymiseActivations},
 		{"MachineSettings", testMachineSettings},
 		{"Components", testComponents},
