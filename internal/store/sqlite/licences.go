@@ -100,27 +100,41 @@ func (r reader) Licence(ctx context.Context, orgID, id string) (*licentia.Licenc
 	return l, nil
 }
 
+// licenceWithSeatQuery reads what a status check uses of a licence, and the
+// machine's live seat, found by one look-up in its partial index.
+var licenceWithSeatQuery = `SELECT ` + store.Qualified(store.StatusColumns, "l") + `, a.id, a.last_seen_at
+	FROM licences l LEFT JOIN activations a ON a.licence_id = l.id AND a.machine_id = ? AND a.deactivated_at IS NULL
+	WHERE l.id = ?`
+
 func (r reader) LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *store.Seat, error) {
 	// A look-up of one row by its key, with no lock to wait for, is never
 	// long enough to stop part way. A context that can end would cost the
 	// status route, which reads nothing else, two goroutines a check: the
 	// driver and database/sql each watch it for the query's length.
 	ctx = context.WithoutCancel(ctx)
-	var c seatColumns
-	err := r.q.QueryRowContext(ctx, licenceWithSeatQuery, machineID, licenceID).Scan(c.dest()...)
+	var l licentia.Licence
+	var c struct {
+		status, limitKind, features string
+		expires, trial, seen        sql.Null[int64]
+		seat                        sql.Null[string]
+	}
+	err := r.q.QueryRowContext(ctx, licenceWithSeatQuery, machineID, licenceID).Scan(&l.ID, &l.OrgID, &l.ProductID,
+		&c.status, &c.expires, &c.trial, &l.Major, &c.limitKind, &l.LimitCount, &c.features, &c.seat, &c.seen)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.NotFound(licentia.CodeLicenceNotFound, "Licence")
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("read licence: %w", err)
 	}
-	return c.result()
-}
-
-// LicenceWithSeat reads as reader's does, gathered with the other status
-// checks' reads that wait for it (statusReads).
-func (db *DB) LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *store.Seat, error) {
-	return db.status.read(ctx, licenceID, machineID)
+	l.Status, l.LimitKind = licentia.Status(c.status), licentia.LimitKind(c.limitKind)
+	l.ExpiresAt, l.TrialEndsAt = instant(c.expires), instant(c.trial)
+	if l.Features, err = store.DecodeGrants(c.features); err != nil {
+		return nil, nil, fmt.Errorf("read licence: %w", err)
+	}
+	if !c.seat.Valid || !c.seen.Valid {
+		return &l, nil, nil
+	}
+	return &l, &store.Seat{ActivationID: c.seat.V, LastSeenAt: store.FromMillis(c.seen.V)}, nil
 }
 
 func (r reader) LicenceIDTaken(ctx context.Context, id string) (bool, error) {

@@ -29,7 +29,6 @@ const readers = 8
 // DB is the SQLite engine.
 type DB struct {
 	reader
-	status    *statusReads
 	write     *sql.DB
 	read      *sql.DB
 	writer    *groupWriter
@@ -83,8 +82,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	// loses its prepared statements.
 	read.SetMaxOpenConns(readers)
 	read.SetMaxIdleConns(readers)
-	reads := pool{read, newStmts(read)}
-	db := &DB{reader: reader{q: reads}, status: newStatusReads(reads), write: write, read: read, path: path,
+	db := &DB{reader: reader{q: pool{read, newStmts(read)}}, write: write, read: read, path: path,
 		writer: newGroupWriter(write, newStmts(write), ckpt)}
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
