@@ -1,9 +1,9 @@
 // Package gather sends calls that arrive while others are out together:
 // a call that finds a slot free goes at once, alone; one that does not
 // waits, and the calls that waited go as one group when a slot frees. It
-// is how the storage engines answer many status checks' reads with one
-// statement or one round trip, under load, without making an idle
-// service wait for anything.
+// is how the PostgreSQL engine sends many status checks' reads in one
+// round trip under load, without making an idle service wait for
+// anything.
 package gather
 
 import (
