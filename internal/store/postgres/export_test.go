@@ -45,3 +45,7 @@ const StatusInFlight = statusInFlight
 
 // StatusWaiting is how many status reads of db wait for a pipeline.
 func StatusWaiting(db *DB) int { return db.status.group.Waiting() }
+
+// LicenceWithSeatQuery is licenceWithSeatQuery, for the tracers of the
+// status reads' tests.
+var LicenceWithSeatQuery = licenceWithSeatQuery

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -29,7 +28,7 @@ type heldReads struct {
 	pipeline []int
 }
 
-func isStatusRead(sql string) bool { return strings.Contains(sql, "LEFT JOIN activations a") }
+func isStatusRead(sql string) bool { return sql == postgres.LicenceWithSeatQuery }
 
 func (h *heldReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	if isStatusRead(d.SQL) {
