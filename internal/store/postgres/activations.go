@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
@@ -73,6 +74,7 @@ func (t *tx) liveDelta(ctx context.Context, orgID, licenceID string, d int64) er
 	if err != nil {
 		return fmt.Errorf("count live activations: %w", err)
 	}
+	t.note(l)
 	return t.countLive(ctx, l, d)
 }
 
@@ -87,19 +89,35 @@ func (t *tx) countLive(ctx context.Context, l *licentia.Licence, d int64) error 
 }
 
 // createLiveActivation inserts a live activation and counts it on its
-// licence in one statement. When the machine already holds a live seat
-// nothing is inserted and the count moves by 0; the caller answers a
-// conflict, which ends the transaction.
+// licence in one statement, for a licence this transaction holds but has
+// not read. When the machine already holds a live seat nothing is inserted
+// and the count moves by 0; the caller answers a conflict, which ends the
+// transaction.
 var createLiveActivation = `WITH ins AS (INSERT INTO activations (` + activationColumns + `)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING RETURNING 1)
 	UPDATE licences SET live_activations = live_activations + (SELECT count(*) FROM ins)
 	WHERE org_id = $2 AND id = $3 RETURNING ` + licenceColumns + `, (SELECT count(*) FROM ins)`
 
+const (
+	insertActivation = `INSERT INTO activations (` + activationColumns + `)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+	countNewSeat = `UPDATE licences SET live_activations = live_activations + 1 WHERE org_id = $1 AND id = $2`
+)
+
 // CreateActivation locks the licence first, so a licence of another
 // organization answers licence_not_found with nothing written, and every
 // activation change of a licence takes its locks in one order: the licence,
-// then its activations. ON CONFLICT DO NOTHING answers a second live
-// activation of a machine without aborting the transaction.
+// then its activations.
+//
+// A live activation of a licence whose row this transaction has in hand
+// (the activation service reads it under its lock) is held back, with the
+// licence's count: nothing in its answer is needed, since the row after it
+// is the row before with one more live activation, and the counters move
+// by that. A second live activation of the machine, which the licence's
+// lock and the service's read of the machine's live seat already rule
+// out, fails the statement on activations_live_machine when it is sent,
+// and with it the transaction, as conflict. Otherwise ON CONFLICT DO
+// NOTHING answers it without aborting the transaction.
 func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error {
 	if err := t.holdLicence(ctx, a.OrgID, a.LicenceID); err != nil {
 		return fmt.Errorf("create activation: %w", err)
@@ -107,8 +125,7 @@ func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error
 	args := []any{a.ID, a.OrgID, a.LicenceID, a.MachineID, a.Label, a.OS, a.AppVersion,
 		ms(a.ActivatedAt), ms(a.LastSeenAt), msPtr(a.DeactivatedAt), store.JoinComponents(a.Components), msPtr(a.ReboundAt)}
 	if a.DeactivatedAt != nil {
-		tag, err := t.tx.Exec(ctx, `INSERT INTO activations (`+activationColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-			ON CONFLICT DO NOTHING`, args...)
+		tag, err := t.tx.Exec(ctx, insertActivation+` ON CONFLICT DO NOTHING`, args...)
 		if err != nil {
 			return fmt.Errorf("create activation: %w", err)
 		}
@@ -116,6 +133,13 @@ func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error
 			return activationTaken()
 		}
 		return nil
+	}
+	if l, ok := t.known[[2]string{a.OrgID, a.LicenceID}]; ok {
+		t.tx.laterOr(seatTaken, insertActivation, args...)
+		t.tx.later(countNewSeat, a.OrgID, a.LicenceID)
+		l.LiveActivations++
+		t.note(&l)
+		return t.countLive(ctx, &l, 1)
 	}
 	var inserted int64
 	l, err := scanLicence(store.ScanWith{Row: t.tx.QueryRow(ctx, createLiveActivation, args...), Extra: []any{&inserted}})
@@ -125,7 +149,18 @@ func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error
 	if inserted != 1 {
 		return activationTaken()
 	}
+	t.note(l)
 	return t.countLive(ctx, l, 1)
+}
+
+// seatTaken answers a held-back live activation that failed on the
+// machine's live seat as conflict, and any other failure as it is.
+func seatTaken(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "activations_live_machine" {
+		return activationTaken()
+	}
+	return fmt.Errorf("create activation: %w", err)
 }
 
 func activationTaken() error {

@@ -285,7 +285,16 @@ func (t *tx) locked(row pgx.Row, orgID, id string) (*licentia.Licence, error) {
 		t.licences = map[[2]string]bool{}
 	}
 	t.licences[[2]string{orgID, id}] = true
+	t.note(l)
 	return l, nil
+}
+
+// note keeps l as this transaction has it stored now.
+func (t *tx) note(l *licentia.Licence) {
+	if t.known == nil {
+		t.known = map[[2]string]licentia.Licence{}
+	}
+	t.known[[2]string{l.OrgID, l.ID}] = *l
 }
 
 // LockSeat sends the licence's lock and its two reads in one round trip.
@@ -300,13 +309,13 @@ func (t *tx) LockSeat(ctx context.Context, orgID, licenceID, machineID string, p
 	if err := t.sweepShared(ctx); err != nil {
 		return nil, err
 	}
-	qs := []heldBack{{lockLicence, []any{orgID, licenceID, store.SettingSweepWatermark}}}
+	qs := []heldBack{{sql: lockLicence, args: []any{orgID, licenceID, store.SettingSweepWatermark}}}
 	seat := isText(machineID)
 	if seat {
-		qs = append(qs, heldBack{liveActivation, []any{orgID, licenceID, machineID}})
+		qs = append(qs, heldBack{sql: liveActivation, args: []any{orgID, licenceID, machineID}})
 	}
 	if product {
-		qs = append(qs, heldBack{productOfLicence, []any{orgID, licenceID}})
+		qs = append(qs, heldBack{sql: productOfLicence, args: []any{orgID, licenceID}})
 	}
 	br, err := t.tx.send(ctx, qs...)
 	if err != nil {
@@ -458,6 +467,7 @@ func (t *tx) writeLicence(ctx context.Context, after *licentia.Licence, before [
 	if err != nil {
 		return nil, fmt.Errorf("update licence: %w", err)
 	}
+	t.note(updated)
 	if err := t.writeGrants(ctx, updated, before); err != nil {
 		return nil, err
 	}

@@ -37,18 +37,25 @@ const begin = "begin"
 type heldBack struct {
 	sql  string
 	args []any
+	// fails, if set, is what the transaction answers when the statement
+	// fails, given the server's error.
+	fails func(error) error
 }
 
 // later holds a statement back until the next statement that needs an
 // answer, or the commit. Its arguments are taken as they are now: values
 // behind pointers are copied, since the caller may change them before the
 // statement is sent.
-func (p *pipe) later(sql string, args ...any) {
+func (p *pipe) later(sql string, args ...any) { p.laterOr(nil, sql, args...) }
+
+// laterOr holds a statement back as later does; if it fails, the
+// transaction fails with fails(err).
+func (p *pipe) laterOr(fails func(error) error, sql string, args ...any) {
 	held := make([]any, len(args))
 	for i, a := range args {
 		held[i] = detach(a)
 	}
-	p.pending = append(p.pending, heldBack{sql, held})
+	p.pending = append(p.pending, heldBack{sql, held, fails})
 }
 
 // detach returns a copy of what a pointer argument points to, behind a
@@ -83,29 +90,33 @@ func copyOf[T any](p *T) *T {
 	return &v
 }
 
-// batch takes the held-back statements, followed by qs, as one batch.
-func (p *pipe) batch(qs []heldBack) (*pgx.Batch, int) {
+// batch takes the held-back statements, followed by qs, as one batch, and
+// returns the held-back statements it took.
+func (p *pipe) batch(qs []heldBack) (*pgx.Batch, []heldBack) {
 	b := &pgx.Batch{}
 	for _, s := range p.pending {
 		b.Queue(s.sql, s.args...)
 	}
-	n := len(p.pending)
-	p.pending = p.pending[:0]
+	held := p.pending
+	p.pending = p.pending[:0] // held is read before anything is held back again
 	for _, q := range qs {
 		b.Queue(q.sql, q.args...)
 	}
-	return b, n
+	return b, held
 }
 
 // send sends the held-back statements and qs in one round trip and reads
 // the held-back statements' results; qs's results are left to read, in
 // their order.
 func (p *pipe) send(ctx context.Context, qs ...heldBack) (pgx.BatchResults, error) {
-	b, n := p.batch(qs)
+	b, held := p.batch(qs)
 	br := p.conn.SendBatch(ctx, b)
-	for range n {
+	for _, h := range held {
 		if _, err := br.Exec(); err != nil {
 			br.Close()
+			if h.fails != nil {
+				err = h.fails(err)
+			}
 			return nil, err
 		}
 	}
@@ -147,7 +158,7 @@ func (p *pipe) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 	if len(p.pending) == 0 {
 		return p.conn.Exec(ctx, sql, args...)
 	}
-	br, err := p.send(ctx, heldBack{sql, args})
+	br, err := p.send(ctx, heldBack{sql: sql, args: args})
 	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
@@ -162,7 +173,7 @@ func (p *pipe) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	if len(p.pending) == 0 {
 		return p.conn.QueryRow(ctx, sql, args...)
 	}
-	br, err := p.send(ctx, heldBack{sql, args})
+	br, err := p.send(ctx, heldBack{sql: sql, args: args})
 	if err != nil {
 		return failedRow{err}
 	}
@@ -173,7 +184,7 @@ func (p *pipe) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 	if len(p.pending) == 0 {
 		return p.conn.Query(ctx, sql, args...)
 	}
-	br, err := p.send(ctx, heldBack{sql, args})
+	br, err := p.send(ctx, heldBack{sql: sql, args: args})
 	if err != nil {
 		return nil, err
 	}

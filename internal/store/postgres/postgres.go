@@ -247,6 +247,11 @@ type tx struct {
 	// round trip: the sweep lock, shared, and licences by org and id.
 	sweepLocked bool
 	licences    map[[2]string]bool
+	// known holds a held licence as this transaction last read or wrote
+	// it, so a change whose answer only that row decides need not wait for
+	// one (see CreateActivation); a licence written without its new row in
+	// hand is forgotten.
+	known map[[2]string]licentia.Licence
 	// mark is the sweep watermark as LockLicence read it, nil until then.
 	mark *string
 }

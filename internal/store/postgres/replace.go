@@ -47,6 +47,8 @@ func (t *tx) ReplaceLicence(ctx context.Context, old, fresh *licentia.Licence) (
 	if err != nil {
 		return 0, fmt.Errorf("replace licence: %w", err)
 	}
+	t.note(left)
+	t.note(arrived)
 	w, err := t.watermark(ctx)
 	if err != nil {
 		return 0, err

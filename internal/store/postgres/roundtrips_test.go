@@ -49,10 +49,12 @@ func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEnd
 // made as the activation service makes it, once its statements are
 // prepared: the begin, the sweep lock, the licence's lock (which reads the
 // sweep watermark too), the machine's live activation and the product
-// with its keys; the activation's insert with the licence's count; the
+// with its keys; then the activation's insert, the licence's count, the
 // counter, the audit entry, the event and its deliveries with the commit.
-// Three, where every statement alone, and the watermark and the keys read
-// apart, took fourteen; and the rows it leaves are all there.
+// Two, where every statement alone, and the watermark and the keys read
+// apart, took fourteen; and the rows it leaves are all there. A second
+// live seat of the machine, held back as the first, fails the transaction
+// as conflict when it is sent, with nothing of it written.
 func TestNewSeatRoundTrips(t *testing.T) {
 	ctx := t.Context()
 	trips := &roundTrips{}
@@ -63,35 +65,45 @@ func TestNewSeatRoundTrips(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	o, _, l := seedLicence(t, db, now)
-	newSeat := func(machine string) {
-		t.Helper()
-		err := db.InTx(ctx, func(tx store.Tx) error {
-			seat, err := tx.LockSeat(ctx, o.ID, l.ID, machine, true)
+	seats := func(machines ...string) error {
+		return db.InTx(ctx, func(tx store.Tx) error {
+			seat, err := tx.LockSeat(ctx, o.ID, l.ID, machines[0], true)
 			if err != nil {
 				return err
 			}
 			if seat.Held != nil || seat.Product == nil {
-				t.Errorf("LockSeat(%s) = %+v, want no live activation and the product", machine, seat)
+				t.Errorf("LockSeat(%s) = %+v, want no live activation and the product", machines[0], seat)
 			}
 			locked := seat.Licence
-			a := &licentia.Activation{ID: licentia.NewID(), OrgID: o.ID, LicenceID: l.ID, MachineID: machine, ActivatedAt: now, LastSeenAt: now}
-			if err := tx.CreateActivation(ctx, a); err != nil {
-				return err
+			for _, m := range machines {
+				a := &licentia.Activation{ID: licentia.NewID(), OrgID: o.ID, LicenceID: l.ID, MachineID: m, ActivatedAt: now, LastSeenAt: now}
+				if err := tx.CreateActivation(ctx, a); err != nil {
+					return err
+				}
+				locked.LiveActivations++
+				err := events.Record(ctx, tx, licentia.Actor{Type: licentia.ActorApplication}, locked, a, licentia.AuditActivationCreated,
+					licentia.EventActivationCreated, now, events.ActivationData(locked, a))
+				if err != nil {
+					return err
+				}
 			}
-			locked.LiveActivations++
-			return events.Record(ctx, tx, licentia.Actor{Type: licentia.ActorApplication}, locked, a, licentia.AuditActivationCreated,
-				licentia.EventActivationCreated, now, events.ActivationData(locked, a))
+			return nil
 		})
-		if err != nil {
-			t.Fatalf("new seat %s: %v", machine, err)
-		}
 	}
-	newSeat("machine-0") // prepares the statements
+	if err := seats("machine-0"); err != nil { // prepares the statements
+		t.Fatalf("new seat machine-0: %v", err)
+	}
 	trips.n.Store(0)
 	trips.sql = nil
-	newSeat("machine-1")
-	if got := trips.n.Load(); got != 3 {
-		t.Errorf("a new seat took %d round trips, want 3: %q", got, trips.sql)
+	if err := seats("machine-1"); err != nil {
+		t.Fatalf("new seat machine-1: %v", err)
+	}
+	if got := trips.n.Load(); got != 2 {
+		t.Errorf("a new seat took %d round trips, want 2: %q", got, trips.sql)
+	}
+	err = seats("machine-2", "machine-2")
+	if licentia.ErrorCode(err) != licentia.CodeConflict {
+		t.Errorf("a second live seat of a machine in one transaction: error %v, want conflict", err)
 	}
 	got, err := db.Licence(ctx, o.ID, l.ID)
 	if err != nil || got.LiveActivations != 2 {
