@@ -247,10 +247,10 @@ type tx struct {
 	// round trip: the sweep lock, shared, and licences by org and id.
 	sweepLocked bool
 	licences    map[[2]string]bool
-	// known holds a held licence as this transaction last read or wrote
-	// it, so a change whose answer only that row decides need not wait for
-	// one (see CreateActivation); a licence written without its new row in
-	// hand is forgotten.
+	// known holds a held licence's row as this transaction last read or
+	// wrote it (every statement that writes a licence returns its row), so
+	// a change whose answer that row decides need not wait for one (see
+	// CreateActivation).
 	known map[[2]string]licentia.Licence
 	// mark is the sweep watermark as LockLicence read it, nil until then.
 	mark *string
