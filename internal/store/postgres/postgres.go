@@ -248,7 +248,8 @@ type tx struct {
 	sweepLocked bool
 	licences    map[[2]string]bool
 	// known holds a held licence's row as this transaction last read or
-	// wrote it (every statement that writes a licence returns its row), so
+	// wrote it (a statement that writes a licence returns its row, or its
+	// change is known beforehand: a held-back new seat), so
 	// a change whose answer that row decides need not wait for one (see
 	// CreateActivation).
 	known map[[2]string]licentia.Licence
