@@ -180,8 +180,10 @@ type licencePage struct {
 	State       licentia.State
 	ProductName string
 	// Allowed is how many machines the limit lets hold a seat, Used how
-	// many do now.
-	Allowed, Used int64
+	// many do now. Kept is how many keep their seat, counted by no limit,
+	// while the licence is not in force (a reinstatement or renewal gives
+	// them back their use).
+	Allowed, Used, Kept int64
 	// StatusOps are the status changes the licence's state allows, in the
 	// order the page offers them.
 	StatusOps []string
@@ -238,6 +240,9 @@ func (s *Server) showLicence(w http.ResponseWriter, r *http.Request, v *visit, i
 	now := s.admin.Now()
 	page := licencePage{View: lv, State: lv.Licence.DerivedState(now), ProductName: lv.Licence.ProductID,
 		Allowed: lv.Licence.LimitCount, Used: lv.Licence.LiveMachines(now)}
+	if !page.State.IsInForce() {
+		page.Kept = lv.Licence.LiveActivations
+	}
 	if pv, err := s.admin.Product(ctx, v.orgID(), lv.Licence.ProductID); err == nil {
 		page.ProductName, page.Allowed = pv.Product.Name, lv.Licence.MachinesAllowed(pv.Product.MachinesPerSeat)
 	}

@@ -66,6 +66,9 @@ func TestLicencePageReadsPlainly(t *testing.T) {
 		if !strings.Contains(page.body, "reason: chargeback") || strings.Contains(page.body, "/send-key") || strings.Contains(page.body, "/reissue\"") {
 			t.Errorf("revoked licence page lacks its reason, or offers to mail or reissue its key")
 		}
+		if !strings.Contains(page.body, "0 of 3 in use; 1 machine keeps its seat while the licence is revoked") {
+			t.Errorf("revoked licence page does not say its machine keeps its seat, unused")
+		}
 
 		wantSeeOther(t, "reinstate", c.post(t, path+"/reinstate", url.Values{"reason": {"settled"}}), path+"?done=reinstated")
 		two := int64(2)
@@ -77,6 +80,9 @@ func TestLicencePageReadsPlainly(t *testing.T) {
 		page = c.get(t, path)
 		if got := offered(page.body); strings.Join(got, ",") != "revoke" {
 			t.Errorf("licence past its expiry offers %v, want only revoke", got)
+		}
+		if !strings.Contains(page.body, "0 of 6 in use; 1 machine keeps its seat while the licence is expired") {
+			t.Errorf("lapsed licence page does not say its machine keeps its seat, unused")
 		}
 		if !strings.Contains(page.body, "2 seats") || !strings.Contains(page.body, "its expiry has passed") {
 			t.Errorf("lapsed licence page lacks 2 seats or why it is expired")
