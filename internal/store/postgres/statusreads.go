@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/licentia/licentia/internal/gather"
@@ -117,13 +118,16 @@ var licenceWithSeatQuery = `SELECT ` + store.Qualified(store.StatusColumns, "l")
 	FROM licences l LEFT JOIN activations a ON a.licence_id = l.id AND a.machine_id = $2 AND a.deactivated_at IS NULL
 	WHERE l.id = $1`
 
-// scanLicenceWithSeat scans a row of licenceWithSeatQuery.
+// scanLicenceWithSeat scans a row of licenceWithSeatQuery. Its targets
+// are plain types: pgx plans the scan of every column of every row, and a
+// named type (a status) or a pointer to a pointer (a time that may be
+// null) costs each plan a look by reflection, most of a read's scan.
 func scanLicenceWithSeat(row pgx.Row) (*licentia.Licence, *store.Seat, error) {
 	var l licentia.Licence
-	var features string
-	var seat *string
-	var seen *time.Time
-	err := row.Scan(&l.ID, &l.OrgID, &l.ProductID, &l.Status, &l.ExpiresAt, &l.TrialEndsAt, &l.Major, &l.LimitKind,
+	var status, kind, features string
+	var expires, trial, seen pgtype.Timestamptz
+	var seat pgtype.Text
+	err := row.Scan(&l.ID, &l.OrgID, &l.ProductID, &status, &expires, &trial, &l.Major, &kind,
 		&l.LimitCount, &features, &seat, &seen)
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = licenceNotFound()
@@ -131,12 +135,22 @@ func scanLicenceWithSeat(row pgx.Row) (*licentia.Licence, *store.Seat, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("read licence: %w", err)
 	}
-	l.ExpiresAt, l.TrialEndsAt = utcPtr(l.ExpiresAt), utcPtr(l.TrialEndsAt)
+	l.Status, l.LimitKind = licentia.Status(status), licentia.LimitKind(kind)
+	l.ExpiresAt, l.TrialEndsAt = timeOf(expires), timeOf(trial)
 	if l.Features, err = store.DecodeGrants(features); err != nil {
 		return nil, nil, fmt.Errorf("read licence: %w", err)
 	}
-	if seat == nil || seen == nil {
+	if !seat.Valid || !seen.Valid {
 		return &l, nil, nil
 	}
-	return &l, &store.Seat{ActivationID: *seat, LastSeenAt: seen.UTC()}, nil
+	return &l, &store.Seat{ActivationID: seat.String, LastSeenAt: seen.Time.UTC()}, nil
+}
+
+// timeOf is a time that may be null, in UTC.
+func timeOf(t pgtype.Timestamptz) *time.Time {
+	if !t.Valid {
+		return nil
+	}
+	v := t.Time.UTC()
+	return &v
 }
