@@ -45,6 +45,7 @@ var funcs = template.FuncMap{
 	},
 	"list":            func(vs ...string) []string { return vs },
 	"plural":          plural,
+	"dotted":          dotted,
 	"counted":         counted,
 	"short":           shortID,
 	"add":             func(a, b int) int { return a + b },

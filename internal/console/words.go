@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"html/template"
 	"strings"
 )
 
@@ -33,4 +34,15 @@ func shortID(id string) string {
 		return id
 	}
 	return string([]rune(id)[:shortIDLength]) + "…"
+}
+
+// dotted writes a dotted name ("activation.created") with a line break
+// allowed after each dot, so a narrow column breaks it there, not inside a
+// word.
+func dotted(name any) template.HTML {
+	parts := strings.Split(fmt.Sprint(name), ".")
+	for i, p := range parts {
+		parts[i] = template.HTMLEscapeString(p)
+	}
+	return template.HTML(strings.Join(parts, ".<wbr>"))
 }
