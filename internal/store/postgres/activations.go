@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
@@ -88,16 +87,6 @@ func (t *tx) countLive(ctx context.Context, l *licentia.Licence, d int64) error 
 	return t.apply(ctx, deltas{}.add(l.OrgID, store.KeyOf(l, w), 0, d))
 }
 
-// createLiveActivation inserts a live activation and counts it on its
-// licence in one statement, for a licence this transaction holds but has
-// not read. When the machine already holds a live seat nothing is inserted
-// and the count moves by 0; the caller answers a conflict, which ends the
-// transaction.
-var createLiveActivation = `WITH ins AS (INSERT INTO activations (` + activationColumns + `)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING RETURNING 1)
-	UPDATE licences SET live_activations = live_activations + (SELECT count(*) FROM ins)
-	WHERE org_id = $2 AND id = $3 RETURNING ` + licenceColumns + `, (SELECT count(*) FROM ins)`
-
 const (
 	insertActivation = `INSERT INTO activations (` + activationColumns + `)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
@@ -109,15 +98,16 @@ const (
 // activation change of a licence takes its locks in one order: the licence,
 // then its activations.
 //
-// A live activation of a licence whose row this transaction has in hand
-// (the activation service reads it under its lock) is held back, with the
-// licence's count: nothing in its answer is needed, since the row after it
-// is the row before with one more live activation, and the counters move
-// by that. A second live activation of the machine, which the licence's
-// lock and the service's read of the machine's live seat already rule
-// out, fails the statement on activations_live_machine when it is sent,
-// and with it the transaction, as conflict. Otherwise ON CONFLICT DO
-// NOTHING answers it without aborting the transaction.
+// A live activation is held back, with the licence's count: the
+// transaction holds the licence's row as it last read or wrote it, so
+// nothing in the insert's answer is needed; the row after it is that row
+// with one more live activation, and the counters move by that. A second
+// live activation of the machine, which the licence's lock and the
+// service's read of the machine's live seat already rule out, fails the
+// insert on activations_live_machine when it is sent, and with it the
+// transaction, as conflict. An activation created already deactivated
+// takes no seat: ON CONFLICT DO NOTHING answers a taken id without
+// aborting the transaction.
 func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error {
 	if err := t.holdLicence(ctx, a.OrgID, a.LicenceID); err != nil {
 		return fmt.Errorf("create activation: %w", err)
@@ -134,30 +124,18 @@ func (t *tx) CreateActivation(ctx context.Context, a *licentia.Activation) error
 		}
 		return nil
 	}
-	if l, ok := t.known[[2]string{a.OrgID, a.LicenceID}]; ok {
-		t.tx.laterOr(seatTaken, insertActivation, args...)
-		t.tx.later(countNewSeat, a.OrgID, a.LicenceID)
-		l.LiveActivations++
-		t.note(&l)
-		return t.countLive(ctx, &l, 1)
-	}
-	var inserted int64
-	l, err := scanLicence(store.ScanWith{Row: t.tx.QueryRow(ctx, createLiveActivation, args...), Extra: []any{&inserted}})
-	if err != nil {
-		return fmt.Errorf("create activation: %w", err)
-	}
-	if inserted != 1 {
-		return activationTaken()
-	}
-	t.note(l)
-	return t.countLive(ctx, l, 1)
+	l := t.licences[[2]string{a.OrgID, a.LicenceID}] // held, so noted
+	t.tx.laterOr(seatTaken, insertActivation, args...)
+	t.tx.later(countNewSeat, a.OrgID, a.LicenceID)
+	l.LiveActivations++
+	t.note(&l)
+	return t.countLive(ctx, &l, 1)
 }
 
 // seatTaken answers a held-back live activation that failed on the
 // machine's live seat as conflict, and any other failure as it is.
 func seatTaken(err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "activations_live_machine" {
+	if c, ok := uniqueViolated(err); ok && c == "activations_live_machine" {
 		return activationTaken()
 	}
 	return fmt.Errorf("create activation: %w", err)

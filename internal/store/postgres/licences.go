@@ -281,20 +281,16 @@ func (t *tx) locked(row pgx.Row, orgID, id string) (*licentia.Licence, error) {
 	if mark == nil {
 		t.mark = new(string) // no sweep yet: the epoch
 	}
-	if t.licences == nil {
-		t.licences = map[[2]string]bool{}
-	}
-	t.licences[[2]string{orgID, id}] = true
 	t.note(l)
 	return l, nil
 }
 
-// note keeps l as this transaction has it stored now.
+// note keeps l, a licence this transaction holds, as it has it stored now.
 func (t *tx) note(l *licentia.Licence) {
-	if t.known == nil {
-		t.known = map[[2]string]licentia.Licence{}
+	if t.licences == nil {
+		t.licences = map[[2]string]licentia.Licence{}
 	}
-	t.known[[2]string{l.OrgID, l.ID}] = *l
+	t.licences[[2]string{l.OrgID, l.ID}] = *l
 }
 
 // LockSeat sends the licence's lock and its two reads in one round trip.
@@ -352,7 +348,7 @@ func (t *tx) LockSeat(ctx context.Context, orgID, licenceID, machineID string, p
 // holds it already (the activation service locks it before it calls the
 // store's activation changes, which lock it too).
 func (t *tx) holdLicence(ctx context.Context, orgID, id string) error {
-	if t.licences[[2]string{orgID, id}] {
+	if _, held := t.licences[[2]string{orgID, id}]; held {
 		return nil
 	}
 	_, err := t.LockLicence(ctx, orgID, id)

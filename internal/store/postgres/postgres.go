@@ -244,15 +244,13 @@ type tx struct {
 	reader
 	tx *pipe
 	// The locks this transaction holds, so that taking one again costs no
-	// round trip: the sweep lock, shared, and licences by org and id.
+	// round trip: the sweep lock, shared, and licences by org and id. Each
+	// licence is kept as the transaction last read or wrote it (a
+	// statement that writes a licence returns its row, or its change is
+	// known beforehand: a held-back new seat), so a change whose answer
+	// that row decides need not wait for one (see CreateActivation).
 	sweepLocked bool
-	licences    map[[2]string]bool
-	// known holds a held licence's row as this transaction last read or
-	// wrote it (a statement that writes a licence returns its row, or its
-	// change is known beforehand: a held-back new seat), so
-	// a change whose answer that row decides need not wait for one (see
-	// CreateActivation).
-	known map[[2]string]licentia.Licence
+	licences    map[[2]string]licentia.Licence
 	// mark is the sweep watermark as LockLicence read it, nil until then.
 	mark *string
 }
@@ -261,8 +259,18 @@ var _ store.Tx = (*tx)(nil)
 
 // isUnique reports whether err is a unique or primary key violation.
 func isUnique(err error) bool {
+	_, ok := uniqueViolated(err)
+	return ok
+}
+
+// uniqueViolated returns the constraint a unique or primary key violation
+// broke, and whether err is one.
+func uniqueViolated(err error) (string, bool) {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505"
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		return pe.ConstraintName, true
+	}
+	return "", false
 }
 
 // isID reports whether s is a UUID in the lower-case form ids are stored in.

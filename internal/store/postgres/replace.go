@@ -24,10 +24,11 @@ func (t *tx) ReplaceLicence(ctx context.Context, old, fresh *licentia.Licence) (
 	if _, err := t.writeLicence(ctx, old, stored.Features); err != nil {
 		return 0, err
 	}
-	if _, err := t.insertLicence(ctx, fresh); err != nil {
+	inserted, err := t.insertLicence(ctx, fresh)
+	if err != nil {
 		return 0, err
 	}
-	t.licences[[2]string{fresh.OrgID, fresh.ID}] = true
+	t.note(inserted) // new, so held: no other transaction sees it yet
 	tag, err := t.tx.Exec(ctx, `UPDATE activations SET licence_id = $1 WHERE org_id = $2 AND licence_id = $3 AND deactivated_at IS NULL`,
 		fresh.ID, old.OrgID, old.ID)
 	if err != nil {
