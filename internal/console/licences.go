@@ -240,9 +240,7 @@ func (s *Server) showLicence(w http.ResponseWriter, r *http.Request, v *visit, i
 	now := s.admin.Now()
 	page := licencePage{View: lv, State: lv.Licence.DerivedState(now), ProductName: lv.Licence.ProductID,
 		Allowed: lv.Licence.LimitCount, Used: lv.Licence.LiveMachines(now)}
-	if !page.State.IsInForce() {
-		page.Kept = lv.Licence.LiveActivations
-	}
+	page.Kept = lv.Licence.LiveActivations - page.Used
 	if pv, err := s.admin.Product(ctx, v.orgID(), lv.Licence.ProductID); err == nil {
 		page.ProductName, page.Allowed = pv.Product.Name, lv.Licence.MachinesAllowed(pv.Product.MachinesPerSeat)
 	}
