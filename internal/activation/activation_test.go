@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -492,6 +493,20 @@ func TestStatusKeepsRefreshedMachine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCheckMachineID holds CheckMachineID's loop to the rule as a regular
+// expression states it.
+func FuzzCheckMachineID(f *testing.F) {
+	rule := regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	for _, id := range []string{"", "a", "AZaz09._:-", "a b", "é", "a\n", strings.Repeat("m", 128), strings.Repeat("m", 129)} {
+		f.Add(id)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if got, want := activation.CheckMachineID(id) == "", rule.MatchString(id); got != want {
+			t.Fatalf("CheckMachineID(%q) ok = %v, the expression says %v", id, got, want)
+		}
+	})
 }
 
 // TestCheckMachineFields holds the field rules to the decisions: machine

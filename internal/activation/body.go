@@ -2,21 +2,26 @@ package activation
 
 import (
 	"maps"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/licentia/licentia/internal/licentia"
 )
 
-var machineIDRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,` + strconv.Itoa(MaxMachineID) + `}$`)
-
-// CheckMachineID returns why id is not a machine id, or "".
+// CheckMachineID returns why id is not a machine id, or "": 1 to
+// MaxMachineID of A-Z a-z 0-9 . _ : -. Every status check runs it, so it
+// is a loop over the bytes, not a regular expression.
 func CheckMachineID(id string) string {
-	if !machineIDRE.MatchString(id) {
-		return "must be 1 to 128 of A-Z a-z 0-9 . _ : -"
+	const rule = "must be 1 to 128 of A-Z a-z 0-9 . _ : -"
+	if len(id) < 1 || len(id) > MaxMachineID {
+		return rule
+	}
+	for i := range len(id) {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return rule
+		}
 	}
 	return ""
 }

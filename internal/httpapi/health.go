@@ -3,10 +3,15 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/licentia/licentia/internal/build"
 	"github.com/licentia/licentia/internal/licentia"
 )
+
+// readyTimeout bounds /readyz's checks: a probe that waits longer than this
+// for the database is as good as an answer that it is not ready.
+const readyTimeout = time.Second
 
 // health is the answer of /healthz.
 type health struct {

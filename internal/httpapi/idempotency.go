@@ -35,7 +35,7 @@ var replayedHeaders = []string{"Content-Type", "Location"}
 
 // claimLease is how long a claim without an answer keeps its key from
 // other requests: past it, the request is taken to have died with its
-// process. It outlasts any request's work, which withDeadline bounds.
+// process. It outlasts any request's work, which middleware's deadline bounds.
 func (s *Server) claimLease() time.Duration {
 	return max(time.Minute, 2*s.timeout, 2*WriteTimeout)
 }

@@ -2,13 +2,14 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/licentia/licentia/internal/licentia"
+	"github.com/licentia/licentia/internal/ratelimit"
 	"github.com/licentia/licentia/internal/web"
 )
 
@@ -25,14 +26,23 @@ func requestID(ctx context.Context) string {
 	return id
 }
 
-// middleware wraps every request, in this order: request id, Cache-Control:
-// no-store and X-Content-Type-Options: nosniff, panic recovery, access log.
-// Caller identification, rate limits, 401 and scope checks are per route
-// (see route.go), after the route is known.
+// middleware wraps every request, in this order: request id and deadline,
+// Cache-Control: no-store and X-Content-Type-Options: nosniff, panic
+// recovery, access log. Caller identification, rate limits, 401 and scope
+// checks are per route (see route.go), after the route is known.
+//
+// The deadline bounds each request's work by s.timeout. Every store call
+// takes the request's context, so with the database frozen (a network
+// partition, no reset) a request answers 500 internal_error, or 503 where
+// the contract names a dependency, once the deadline passes, instead of
+// holding its connection, and the client's, as long as the freeze lasts.
+// The id and the deadline go in one copy of the request.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := web.RequestID(r)
-		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
+		ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), requestIDKey, id), s.timeout)
+		defer cancel()
+		r = r.WithContext(ctx)
 		w.Header().Set("X-Request-Id", id)
 		w.Header().Set("Cache-Control", "no-store")
 		// A browser must not guess another type than the JSON declared, such
@@ -85,11 +95,36 @@ func cleanPath(p string) string {
 // proxies.
 func (s *Server) clientAddr(r *http.Request) string { return web.ClientAddr(r, s.proxies) }
 
-// setRateHeaders writes the X-RateLimit-*-<name> headers.
+// setRateHeaders writes the X-RateLimit-*-<name> headers. Every request
+// of a limited route writes them, so the names of the API's rules are
+// spelled once, as http.Header.Set would spell them.
 func setRateHeaders(h http.Header, name string, limit, remaining int64, reset time.Duration) {
-	h.Set("X-RateLimit-Limit-"+name, fmt.Sprint(limit))
-	h.Set("X-RateLimit-Remaining-"+name, fmt.Sprint(remaining))
-	h.Set("X-RateLimit-Reset-"+name, fmt.Sprint(ceilSeconds(reset)))
+	keys, ok := rateHeaderKeys[name]
+	if !ok {
+		keys = newRateKeys(name)
+	}
+	h[keys.limit] = []string{strconv.FormatInt(limit, 10)}
+	h[keys.remaining] = []string{strconv.FormatInt(remaining, 10)}
+	h[keys.reset] = []string{strconv.FormatInt(ceilSeconds(reset), 10)}
+}
+
+// rateKeys are the rate-limit headers of one rule, in canonical form.
+type rateKeys struct{ limit, remaining, reset string }
+
+func newRateKeys(name string) rateKeys {
+	return rateKeys{
+		limit:     http.CanonicalHeaderKey("X-RateLimit-Limit-" + name),
+		remaining: http.CanonicalHeaderKey("X-RateLimit-Remaining-" + name),
+		reset:     http.CanonicalHeaderKey("X-RateLimit-Reset-" + name),
+	}
+}
+
+// rateHeaderKeys holds the keys of the rules the API limits by; it is
+// only read once built.
+var rateHeaderKeys = map[string]rateKeys{
+	ratelimit.Admin.Name:  newRateKeys(ratelimit.Admin.Name),
+	ratelimit.Public.Name: newRateKeys(ratelimit.Public.Name),
+	ratelimit.Lookup.Name: newRateKeys(ratelimit.Lookup.Name),
 }
 
 // ceilSeconds rounds up to whole seconds, at least 1.

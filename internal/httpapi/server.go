@@ -101,7 +101,7 @@ func New(o Options) *Server {
 		Fail:    func(w http.ResponseWriter, r *http.Request, p any) { s.writeError(w, r, fmt.Errorf("panic: %v", p)) },
 	}
 	s.routes()
-	s.handler = s.middleware(s.withDeadline(http.HandlerFunc(s.dispatch)))
+	s.handler = s.middleware(http.HandlerFunc(s.dispatch))
 	return s
 }
 

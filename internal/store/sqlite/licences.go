@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -109,32 +110,108 @@ var licenceWithSeatQuery = `SELECT ` + store.Qualified(store.StatusColumns, "l")
 func (r reader) LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *store.Seat, error) {
 	// A look-up of one row by its key, with no lock to wait for, is never
 	// long enough to stop part way. A context that can end would cost the
-	// status route, which reads nothing else, two goroutines a check: the
-	// driver and database/sql each watch it for the query's length.
+	// driver and database/sql a goroutine each, watching it for the
+	// query's length.
 	ctx = context.WithoutCancel(ctx)
-	var l licentia.Licence
-	var c struct {
-		status, limitKind, features string
-		expires, trial, seen        sql.Null[int64]
-		seat                        sql.Null[string]
-	}
-	err := r.q.QueryRowContext(ctx, licenceWithSeatQuery, machineID, licenceID).Scan(&l.ID, &l.OrgID, &l.ProductID,
-		&c.status, &c.expires, &c.trial, &l.Major, &c.limitKind, &l.LimitCount, &c.features, &c.seat, &c.seen)
+	var row statusRow
+	err := r.q.QueryRowContext(ctx, licenceWithSeatQuery, machineID, licenceID).Scan(row.targets()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = store.NotFound(licentia.CodeLicenceNotFound, "Licence")
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("read licence: %w", err)
 	}
-	l.Status, l.LimitKind = licentia.Status(c.status), licentia.LimitKind(c.limitKind)
-	l.ExpiresAt, l.TrialEndsAt = instant(c.expires), instant(c.trial)
+	return row.licence()
+}
+
+// LicenceWithSeat reads as reader's does, on the status reads' own
+// connections (statusReads).
+func (db *DB) LicenceWithSeat(ctx context.Context, licenceID, machineID string) (*licentia.Licence, *store.Seat, error) {
+	return db.status.read(context.WithoutCancel(ctx), licenceID, machineID)
+}
+
+// statusRow is a row of licenceWithSeatQuery as SQLite holds it.
+type statusRow struct {
+	id, org, product, status, limitKind, features string
+	major, limitCount                             int64
+	expires, trial, seen                          sql.Null[int64]
+	seat                                          sql.Null[string]
+}
+
+// statusRowColumns is the number of columns of licenceWithSeatQuery.
+const statusRowColumns = 12
+
+// targets are the row's fields in the query's order of columns.
+func (c *statusRow) targets() []any {
+	return []any{&c.id, &c.org, &c.product, &c.status, &c.expires, &c.trial, &c.major, &c.limitKind,
+		&c.limitCount, &c.features, &c.seat, &c.seen}
+}
+
+// fill sets the row from the values the driver read, in the same order.
+func (c *statusRow) fill(values []driver.Value) error {
+	targets := c.targets()
+	if len(values) != len(targets) {
+		return fmt.Errorf("%d columns, want %d", len(values), len(targets))
+	}
+	for i, t := range targets {
+		if err := assignValue(t, values[i]); err != nil {
+			return fmt.Errorf("column %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// assignValue sets target, a field of statusRow, from a value the driver
+// read. A value of another type than the column's is an error, not
+// converted: every column of the query holds one type.
+func assignValue(target any, v driver.Value) error {
+	switch t := target.(type) {
+	case *string:
+		if s, ok := v.(string); ok {
+			*t = s
+			return nil
+		}
+	case *int64:
+		if n, ok := v.(int64); ok {
+			*t = n
+			return nil
+		}
+	case *sql.Null[int64]:
+		if v == nil {
+			*t = sql.Null[int64]{}
+			return nil
+		}
+		if n, ok := v.(int64); ok {
+			*t = sql.Null[int64]{V: n, Valid: true}
+			return nil
+		}
+	case *sql.Null[string]:
+		if v == nil {
+			*t = sql.Null[string]{}
+			return nil
+		}
+		if s, ok := v.(string); ok {
+			*t = sql.Null[string]{V: s, Valid: true}
+			return nil
+		}
+	}
+	return fmt.Errorf("a value of type %T for %T", v, target)
+}
+
+// licence is the licence's part a status check uses, and the seat, nil
+// when the machine holds none.
+func (c *statusRow) licence() (*licentia.Licence, *store.Seat, error) {
+	l := &licentia.Licence{ID: c.id, OrgID: c.org, ProductID: c.product, Status: licentia.Status(c.status),
+		ExpiresAt: instant(c.expires), TrialEndsAt: instant(c.trial), Major: c.major,
+		LimitKind: licentia.LimitKind(c.limitKind), LimitCount: c.limitCount}
+	var err error
 	if l.Features, err = store.DecodeGrants(c.features); err != nil {
 		return nil, nil, fmt.Errorf("read licence: %w", err)
 	}
 	if !c.seat.Valid || !c.seen.Valid {
-		return &l, nil, nil
+		return l, nil, nil
 	}
-	return &l, &store.Seat{ActivationID: c.seat.V, LastSeenAt: store.FromMillis(c.seen.V)}, nil
+	return l, &store.Seat{ActivationID: c.seat.V, LastSeenAt: store.FromMillis(c.seen.V)}, nil
 }
 
 func (r reader) LicenceIDTaken(ctx context.Context, id string) (bool, error) {

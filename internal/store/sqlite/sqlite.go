@@ -31,6 +31,7 @@ type DB struct {
 	reader
 	write     *sql.DB
 	read      *sql.DB
+	status    *statusReads
 	writer    *groupWriter
 	path      string
 	closeOnce sync.Once
@@ -77,13 +78,22 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	ckpt.SetMaxOpenConns(1)
+	statusDB, err := sql.Open("sqlite", dsn+"&_pragma=query_only(1)")
+	if err != nil {
+		write.Close()
+		read.Close()
+		ckpt.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
 	// Every reader stays open: database/sql keeps only two idle by
 	// default, and a connection opened again re-reads the schema and
-	// loses its prepared statements.
+	// loses its prepared statements. The status reads hold theirs.
 	read.SetMaxOpenConns(readers)
 	read.SetMaxIdleConns(readers)
+	statusDB.SetMaxOpenConns(readers)
+	statusDB.SetMaxIdleConns(readers)
 	db := &DB{reader: reader{q: pool{read, newStmts(read)}}, write: write, read: read, path: path,
-		writer: newGroupWriter(write, newStmts(write), ckpt)}
+		status: newStatusReads(statusDB, readers), writer: newGroupWriter(write, newStmts(write), ckpt)}
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, diskFull(path, err)
@@ -112,7 +122,8 @@ func (db *DB) migrate(ctx context.Context) error {
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		db.writer.close()
-		db.closeErr = errors.Join(db.writer.ckpt.close(), db.write.Close(), db.read.Close())
+		db.status.close()
+		db.closeErr = errors.Join(db.writer.ckpt.close(), db.write.Close(), db.read.Close(), db.status.db.Close())
 	})
 	return db.closeErr
 }

@@ -73,3 +73,19 @@ func testStatusReadsAtOnce(t *testing.T, s store.Store) {
 	}
 	wg.Wait()
 }
+
+// Seat stores an organization, a product, a licence of it granting one
+// feature, and a live activation of machine on it, for an engine's own
+// tests of its status read.
+func Seat(t *testing.T, s store.Store, machine string) (*licentia.Licence, *licentia.Activation) {
+	t.Helper()
+	o, p := licenceSetup(t, s, "seat")
+	putFeature(t, s, p, "export", "Export", base)
+	l := newLicence(o.ID, p.ID, "seat@example.com", base)
+	l.ExpiresAt = ptr(base.Add(30 * 24 * time.Hour))
+	l.Features = []licentia.FeatureGrant{{Code: "export"}}
+	createLicences(t, s, l)
+	a := newActivation(l, machine)
+	createActivations(t, s, a)
+	return l, a
+}
