@@ -43,9 +43,13 @@ func OpenTraced(ctx context.Context, url string, tracer pgx.QueryTracer) (*DB, e
 // StatusInFlight is statusInFlight, for the status reads' tests.
 const StatusInFlight = statusInFlight
 
-// StatusWaiting is how many status reads of db wait for a pipeline.
+// StatusWaiting is how many status reads of db wait for a group.
 func StatusWaiting(db *DB) int { return db.status.group.Waiting() }
 
 // LicenceWithSeatQuery is licenceWithSeatQuery, for the tracers of the
 // status reads' tests.
 var LicenceWithSeatQuery = licenceWithSeatQuery
+
+// StatusBatchQueries are statusBatchQueries, by size, for the plan and
+// tracing tests.
+var StatusBatchQueries = statusBatchQueries

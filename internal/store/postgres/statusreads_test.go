@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,15 +18,15 @@ import (
 	"github.com/licentia/licentia/internal/store/storetest"
 )
 
-// heldReads counts the status reads sent alone and in pipelines, and holds
+// heldReads counts the status reads sent alone and in groups, and holds
 // those sent alone while hold is set, until release closes.
 type heldReads struct {
-	hold     atomic.Bool
-	held     chan struct{}
-	release  chan struct{}
-	alone    atomic.Int64
-	mu       sync.Mutex
-	pipeline []int
+	hold    atomic.Bool
+	held    chan struct{}
+	release chan struct{}
+	alone   atomic.Int64
+	mu      sync.Mutex
+	groups  [][2]int // reads, and the statement's size
 }
 
 func isStatusRead(sql string) bool { return sql == postgres.LicenceWithSeatQuery }
@@ -38,27 +39,28 @@ func (h *heldReads) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Trac
 			<-h.release
 		}
 	}
-	return ctx
-}
-func (h *heldReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (h *heldReads) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
-	if q := d.Batch.QueuedQueries; len(q) > 0 && isStatusRead(q[0].SQL) {
+	if size := len(d.Args) / 2; postgres.StatusBatchQueries[size] == d.SQL {
+		reads := 0
+		for i := 0; i < len(d.Args); i += 2 {
+			if d.Args[i] != nil {
+				reads++
+			}
+		}
 		h.mu.Lock()
-		h.pipeline = append(h.pipeline, len(q))
+		h.groups = append(h.groups, [2]int{reads, size})
 		h.mu.Unlock()
 	}
 	return ctx
 }
-func (h *heldReads) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (h *heldReads) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+func (h *heldReads) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// TestStatusReadsShareAPipeline: while as many status reads as may be out
+// TestStatusReadsShareAStatement: while as many status reads as may be out
 // are out, the reads that arrive wait and go next, together, in one
-// pipeline; each gets its own answer (a seat, no seat, no licence). A read
+// statement; each gets its own answer (a seat, no seat, no licence). A read
 // whose context ends while it waits leaves at once. Once nothing is out, a
 // read goes alone again. Then many readers at once each get their own
 // answer.
-func TestStatusReadsShareAPipeline(t *testing.T) {
+func TestStatusReadsShareAStatement(t *testing.T) {
 	ctx := t.Context()
 	h := &heldReads{held: make(chan struct{}), release: make(chan struct{})}
 	db, err := postgres.OpenTraced(ctx, storetest.PostgresURL(t), h)
@@ -156,10 +158,10 @@ func TestStatusReadsShareAPipeline(t *testing.T) {
 		}
 	}
 	h.mu.Lock()
-	pipelines := h.pipeline
+	groups := h.groups
 	h.mu.Unlock()
-	if len(pipelines) != 1 || pipelines[0] != len(next) {
-		t.Errorf("pipelines sent = %v, want one of %d reads", pipelines, len(next))
+	if len(groups) != 1 || groups[0] != [2]int{len(next), 16} {
+		t.Errorf("groups sent (reads, size) = %v, want one of %d reads in the statement of 16", groups, len(next))
 	}
 	if n := h.alone.Load(); n != 1+postgres.StatusInFlight {
 		t.Errorf("%d reads went alone, want %d", n, 1+postgres.StatusInFlight)
@@ -197,6 +199,43 @@ func waitFor(t *testing.T, ok func() bool) {
 	for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out waiting")
+		}
+	}
+}
+
+// TestStatusBatchReadsByKeys shows that the statement reading a group of
+// status checks reads each of its pairs as the read of one check does: the
+// licence by its key, and the seat through the same index of live
+// activations, by the pair's licence (see explainer for how the plans are
+// asked), for every size of group.
+func TestStatusBatchReadsByKeys(t *testing.T) {
+	explain := explainer(t)
+	scans := func(plan *planNode) map[string]*planNode {
+		m := map[string]*planNode{}
+		for n := range plan.walk {
+			if n.Relation != "" {
+				m[n.Relation] = n
+			}
+		}
+		return m
+	}
+	plan, raw := explain(postgres.LicenceWithSeatQuery, licentia.NewID(), "machine-1")
+	one := scans(plan)
+	if one["licences"] == nil || one["licences"].Index != "licences_pkey" || one["activations"] == nil || one["activations"].Index == "" {
+		t.Fatalf("one read's plan %s, want the licence by its key and the seat by an index", raw)
+	}
+	for size, query := range postgres.StatusBatchQueries {
+		args := make([]any, 2*size)
+		for i := range size {
+			args[2*i], args[2*i+1] = licentia.NewID(), fmt.Sprintf("machine-%d", i)
+		}
+		plan, raw := explain(query, args...)
+		got := scans(plan)
+		for rel, want := range one {
+			n := got[rel]
+			if n == nil || n.Type != want.Type || n.Index != want.Index || !strings.Contains(n.IndexCond, `"*VALUES*".column1)`) {
+				t.Errorf("size %d: %s read by %+v, want by %s on the pair's licence, as one read; plan %s", size, rel, n, want.Index, raw)
+			}
 		}
 	}
 }

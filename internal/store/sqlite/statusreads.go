@@ -125,7 +125,9 @@ func (s *statusReads) open(ctx context.Context) (*statusConn, error) {
 }
 
 // give hands c back after a read that ended with err. A connection whose
-// read failed is closed, not kept: the failure may have been its own.
+// read failed is not kept: the failure may have been its own. Its
+// statement is closed and the connection goes back to database/sql's
+// pool, which closes it if the driver found it broken.
 func (s *statusReads) give(c *statusConn, err error) {
 	if err != nil {
 		s.drop(c)
@@ -135,7 +137,7 @@ func (s *statusReads) give(c *statusConn, err error) {
 	s.idle <- c
 }
 
-// drop closes c's statement and connection.
+// drop closes c's statement and hands its connection back to the pool.
 func (s *statusReads) drop(c *statusConn) {
 	if c.stmt != nil {
 		c.conn.Raw(func(any) error { return c.stmt.Close() })
@@ -143,13 +145,14 @@ func (s *statusReads) drop(c *statusConn) {
 	c.conn.Close()
 }
 
-// close closes the idle connections; reads in progress close theirs as
-// the pool closes.
+// close hands the idle connections back to the pool, so that closing it
+// closes them. A read after it fails: the pool opens no connection.
 func (s *statusReads) close() {
 	for {
 		select {
 		case c := <-s.idle:
 			s.drop(c)
+			<-s.made
 		default:
 			return
 		}
