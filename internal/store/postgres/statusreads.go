@@ -33,9 +33,11 @@ type statusReads struct {
 }
 
 const (
-	// statusInFlight is how many reads or groups are out at once. Two:
-	// one is answered while the next one runs.
-	statusInFlight = 2
+	// statusInFlight is how many reads or groups are out at once. One:
+	// a group is one statement, cheap on both sides, so the reads that
+	// gather while one is out cost less than a second one out at once
+	// (BENCHMARKS.md, "Next step: trims, and one statement for a group").
+	statusInFlight = 1
 	// statusGroup is the most reads a statement carries; the rest
 	// wait for the next one. A power of two (statusBatchSize).
 	statusGroup = 64
