@@ -31,7 +31,8 @@ const readers = 8
 // core, at least two and at most readers. A status read is short and
 // never waits on a lock, so more connections than cores only take turns
 // on them, each with a page cache of its own to keep warm: on two cores,
-// two served a fifth more checks a second than eight (BENCHMARKS.md).
+// two served more checks a second than eight, at less CPU each, in every
+// pair of load runs (BENCHMARKS.md).
 func statusReaders() int {
 	return min(readers, max(2, runtime.GOMAXPROCS(0)))
 }
