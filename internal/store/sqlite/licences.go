@@ -138,9 +138,6 @@ type statusRow struct {
 	seat                                          sql.Null[string]
 }
 
-// statusRowColumns is the number of columns of licenceWithSeatQuery.
-const statusRowColumns = 12
-
 // targets are the row's fields in the query's order of columns.
 func (c *statusRow) targets() []any {
 	return []any{&c.id, &c.org, &c.product, &c.status, &c.expires, &c.trial, &c.major, &c.limitKind,

@@ -114,7 +114,7 @@ func (s *statusReads) open(ctx context.Context) (*statusConn, error) {
 		if _, ok := c.stmt.(driver.StmtQueryContext); !ok {
 			return errors.New("the driver's statement cannot query with a context")
 		}
-		c.dest = make([]driver.Value, statusRowColumns)
+		c.dest = make([]driver.Value, len(new(statusRow).targets()))
 		return nil
 	})
 	if err != nil {
