@@ -2,7 +2,8 @@
 # Reproduces the load figures of BENCHMARKS.md on one machine: for each
 # engine, a fresh server, an organization on the business plan and KEYS API
 # keys, then
-#   status     closed loop at CONCURRENCY, with the floor server under the same load
+#   status     closed loop at CONCURRENCY, with the floor server under the same load,
+#              and with CEILING=1 the empty server too (loadgen -ceiling)
 #   status-half open loop at half the rate status achieved, with the floor, for p99
 #   renew      lease renewals of as many machines, closed loop at CONCURRENCY
 #   activate   a new machine each request
@@ -24,6 +25,7 @@
 #   DATASET=1 tools/loadgen/bench.sh
 #   ENGINES=postgres DATASET=1 MATRIX=0 DATASET_SCENARIOS="counts counts-product" tools/loadgen/bench.sh
 #   MIXED=1 MATRIX=0 DURATION=10s tools/loadgen/bench.sh
+#   CEILING=1 ENGINES=sqlite tools/loadgen/bench.sh
 #
 # With PROFILE=DIR the server's profiler listens on DEBUG_LISTEN and each
 # status, renew and activate run leaves a CPU profile and an allocation profile
@@ -42,6 +44,7 @@ PG=${PG:-postgres://postgres@127.0.0.1:5432}
 DATASET=${DATASET:-}
 MIXED=${MIXED:-}
 MATRIX=${MATRIX:-1}
+CEILING=${CEILING:-}
 DATASET_N=${DATASET_N:-1000000}
 DATASET_PRODUCT=${DATASET_PRODUCT:-dataset}
 DATASET_SCENARIOS=${DATASET_SCENARIOS:-"find find-q find-ref read issue revoke counts counts-product"}
@@ -199,7 +202,7 @@ throughput() { grep -m1 '"throughput_rps"' "$1" | tr -dc '0-9.'; }
 
 matrix() {
 	local e=$1
-	lg "$e-status" -scenario status -machines "$MACHINES" -concurrency "$CONCURRENCY" -duration "$DURATION" -floor
+	lg "$e-status" -scenario status -machines "$MACHINES" -concurrency "$CONCURRENCY" -duration "$DURATION" -floor ${CEILING:+-ceiling}
 	local half
 	half=$(awk -v r="$(throughput "$OUT/$e-status.json")" 'BEGIN { printf "%.0f", r / 2 }')
 	lg "$e-status-half" -scenario status -machines "$MACHINES" -rate "$half" -concurrency "$CONCURRENCY" -duration "$DURATION" -floor
@@ -244,5 +247,5 @@ for e in $ENGINES; do
 done
 
 echo
-echo "summary (x: ratio to the floor; cpu: server process only, db cpu: PostgreSQL, its background processes and this database's backends; rss, peak: server at the run's end)"
+echo "summary (x: ratio to the floor; ceiling x: the empty server's ratio to it; cpu: server process only, db cpu: PostgreSQL, its background processes and this database's backends; rss, peak: server at the run's end)"
 /tmp/loadgen summary "${runs[@]}"

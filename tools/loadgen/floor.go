@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
@@ -49,29 +50,66 @@ func floorHandler() http.Handler {
 			http.Error(w, `{"error":{"code":"invalid_licence_key"}}`, http.StatusUnprocessableEntity)
 			return
 		}
-		payload, _ := json.Marshal(map[string]any{
-			"licence_key": in.LicenceKey, "machine_id": in.MachineID, "issued_at": time.Now().UTC().Format(time.RFC3339),
-		})
-		sig := ed25519.Sign(priv, payload)
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]string{
-			"verdict": base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(sig),
-		})
+		writeFloorAnswer(w, priv, in.LicenceKey, in.MachineID, time.Now())
 	})
 }
 
-// serveFloor is the child's side: it serves floorHandler on a loopback
-// port, prints the address on stdout and stops when ctx ends or its
-// stdin closes, which happens when the parent stops it or dies.
+// writeFloorAnswer signs the floor's verdict and writes its answer,
+// {"verdict": payload.signature}, to w.
+func writeFloorAnswer(w io.Writer, priv ed25519.PrivateKey, licenceKey, machineID string, now time.Time) {
+	payload, _ := json.Marshal(map[string]any{
+		"licence_key": licenceKey, "machine_id": machineID, "issued_at": now.UTC().Format(time.RFC3339),
+	})
+	sig := ed25519.Sign(priv, payload)
+	json.NewEncoder(w).Encode(map[string]string{
+		"verdict": base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(sig),
+	})
+}
+
+// emptyArg has floor-serve serve emptyHandler.
+const emptyArg = "empty"
+
+// emptyMachine is the machine id of the empty server's answer, as long as
+// the load generator's.
+var emptyMachine = strings.Repeat("m", 24)
+
+// emptyHandler reads the body and answers a floor answer made once, for a
+// licence key and machine id of the load generator's lengths: the floor
+// without its work. Driven under the same load, it shows how far the load
+// generator, the loopback and net/http alone let a server go on the
+// machine: the ceiling of every status route in the same run.
+func emptyHandler() http.Handler {
+	_, priv, _ := ed25519.GenerateKey(nil)
+	var answer bytes.Buffer
+	writeFloorAnswer(&answer, priv, strings.Repeat("K", 40), emptyMachine, time.Now())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, 64<<10)); err != nil {
+			http.Error(w, `{"error":{"code":"validation_failed"}}`, http.StatusUnprocessableEntity)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answer.Bytes())
+	})
+}
+
+// serveFloor is the child's side: it serves floorHandler, or with the
+// argument emptyArg emptyHandler, on a loopback port, prints the address
+// on stdout and stops when ctx ends or its stdin closes, which happens
+// when the parent stops it or dies.
 func serveFloor(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 {
-		return fmt.Errorf("%s takes no arguments", floorCommand)
+	h := floorHandler()
+	switch {
+	case len(args) == 1 && args[0] == emptyArg:
+		h = emptyHandler()
+	case len(args) > 0:
+		return fmt.Errorf("%s takes no argument but %s", floorCommand, emptyArg)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: floorHandler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
@@ -102,14 +140,14 @@ type floorProcess struct {
 	base  string // http://address
 }
 
-// startFloor starts loadgen again as a floor server and waits for the
-// address it prints.
-func startFloor(stderr io.Writer) (*floorProcess, error) {
+// startFloor starts loadgen again as a floor server, with args for
+// floor-serve, and waits for the address it prints.
+func startFloor(stderr io.Writer, args ...string) (*floorProcess, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("start floor: %w", err)
 	}
-	cmd := exec.Command(exe, floorCommand)
+	cmd := exec.Command(exe, append([]string{floorCommand}, args...)...)
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -55,5 +56,28 @@ func TestFloorHandler(t *testing.T) {
 				checkVerdict(t, w.Body.Bytes(), "m1")
 			}
 		})
+	}
+}
+
+func TestEmptyHandler(t *testing.T) {
+	h := emptyHandler()
+	var first []byte
+	for i, body := range []string{`{"licence_key":"K","machine_id":"m1"}`, `{"licence_key":"other","machine_id":"m2","label":"l"}`, ``} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/activations/status", strings.NewReader(body)))
+		if w.Code != 200 || w.Header().Get("Content-Type") != "application/json" {
+			t.Fatalf("answer to %q: %d %q", body, w.Code, w.Header().Get("Content-Type"))
+		}
+		checkVerdict(t, w.Body.Bytes(), emptyMachine)
+		if i == 0 {
+			first = w.Body.Bytes()
+		} else if !bytes.Equal(w.Body.Bytes(), first) {
+			t.Errorf("answer to %q = %s, want the answer made once, %s", body, w.Body, first)
+		}
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/activations/status", strings.NewReader(strings.Repeat(" ", 64<<10+1))))
+	if w.Code != http.StatusUnprocessableEntity {
+		t.Errorf("answer to a body over 64 KB: %d, want 422", w.Code)
 	}
 }

@@ -5,7 +5,9 @@
 // drives a floor server, a child process that does only the unavoidable
 // work of a status check (decode the body, one Ed25519 verification, one
 // signature), under the same load, and prints each figure as a ratio to
-// it.
+// it. With -ceiling too it then drives an empty server the same way, one
+// that reads the body and answers an answer made once: what the load
+// generator, the loopback and net/http leave to any server on the machine.
 //
 //	go run ./tools/loadgen -server http://127.0.0.1:8080 -key KEY -scenario status -concurrency 8 -duration 30s
 //
@@ -79,6 +81,10 @@ type output struct {
 	Run   *Report `json:"run"`
 	Floor *Report `json:"floor,omitempty"`
 	Ratio *Ratio  `json:"ratio,omitempty"`
+	// Ceiling is the empty server's run (-ceiling), and CeilingRatio its
+	// figures divided by the floor's: the most any server could reach.
+	Ceiling      *Report `json:"ceiling,omitempty"`
+	CeilingRatio *Ratio  `json:"ceiling_ratio,omitempty"`
 }
 
 // runCommand sets up the scenario, drives it and prints the reports: a
@@ -124,6 +130,15 @@ func runCommand(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		r := ratioOf(real, fl)
 		out.Floor, out.Ratio = fl, &r
 		names, reports = append(names, "floor"), append(reports, fl)
+		if o.ceiling {
+			ceil, err := runFloor(ctx, sc, o.cfg, stderr, emptyArg)
+			if err != nil {
+				return fmt.Errorf("ceiling: %w", err)
+			}
+			cr := ratioOf(ceil, fl)
+			out.Ceiling, out.CeilingRatio = ceil, &cr
+			names, reports = append(names, "ceiling"), append(reports, ceil)
+		}
 	}
 	if err := writeTable(stderr, reports, names, out.Ratio); err != nil {
 		return err
@@ -212,15 +227,20 @@ func cpuOf(pid int, used uint64, ticks float64, requests int64) *CPU {
 	return &CPU{PID: pid, Seconds: secs, PerRequest: 1000 * div(secs, float64(requests))}
 }
 
-// runFloor starts the floor server and drives it with the requests and
-// the load of the real run, measured the same way.
-func runFloor(ctx context.Context, scenario scenarioFunc, cfg runConfig, stderr io.Writer) (*Report, error) {
-	p, err := startFloor(stderr)
+// runFloor starts the floor server, or with emptyArg the empty one, and
+// drives it with the requests and the load of the real run, measured the
+// same way.
+func runFloor(ctx context.Context, scenario scenarioFunc, cfg runConfig, stderr io.Writer, args ...string) (*Report, error) {
+	p, err := startFloor(stderr, args...)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(stderr, "driving the floor (pid %d) for %s\n", p.cmd.Process.Pid, cfg.duration)
-	r, err := measure(ctx, newClient(p.base, cfg.concurrency), scenario, cfg, "floor", p.cmd.Process.Pid, database{})
+	name := "floor"
+	if len(args) > 0 {
+		name = "ceiling"
+	}
+	fmt.Fprintf(stderr, "driving the %s (pid %d) for %s\n", name, p.cmd.Process.Pid, cfg.duration)
+	r, err := measure(ctx, newClient(p.base, cfg.concurrency), scenario, cfg, name, p.cmd.Process.Pid, database{})
 	return r, errors.Join(err, p.stop())
 }
 
@@ -233,6 +253,7 @@ type options struct {
 	pid, dbPID int
 	dbName     string
 	floor      bool
+	ceiling    bool
 	setup      setupConfig
 }
 
@@ -256,6 +277,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.dbPID, "db-pid", 0, "database server process id (the PostgreSQL postmaster), to read the CPU time of it and its children")
 	fs.StringVar(&o.dbName, "db-name", "", "with -db-pid: count only the backends of this database, for a PostgreSQL other clients share")
 	fs.BoolVar(&o.floor, "floor", false, "then drive a floor server under the same load and print ratios (status, activate)")
+	fs.BoolVar(&o.ceiling, "ceiling", false, "with -floor: then drive an empty server (it reads the body and answers a floor answer made once) under the same load, the most any server reaches")
 	fs.IntVar(&o.setup.licences, "licences", 100, "licences to issue: status spreads its machines over them, activate takes turns on them, find and read use them, mixed activates on half and revokes and reinstates the others")
 	fs.IntVar(&o.setup.machines, "machines", 1000, "machines to activate for status and renew")
 	fs.IntVar(&o.setup.dataset, "dataset", 0, "licences of a loaded data set to use instead of issuing (find, find-q, find-ref, read, issue, revoke, counts, counts-product)")
@@ -295,6 +317,8 @@ func (o *options) check() error {
 		return fmt.Errorf("-dataset needs -dataset-product")
 	case o.floor && !isPublic(o.scenario):
 		return fmt.Errorf("-floor compares status checks or activations; %s is neither", o.scenario)
+	case o.ceiling && !o.floor:
+		return fmt.Errorf("-ceiling needs -floor: the ceiling is a ratio to the floor")
 	}
 	return nil
 }

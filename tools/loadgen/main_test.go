@@ -43,6 +43,7 @@ func TestParseOptions(t *testing.T) {
 		{"unknown scenario", []string{"-key", "a", "-scenario", "nap"}, "unknown scenario"},
 		{"dataset without product", []string{"-key", "a", "-scenario", "find", "-dataset", "10"}, "-dataset-product"},
 		{"floor on admin", []string{"-key", "a", "-scenario", "find", "-floor"}, "-floor"},
+		{"ceiling without floor", []string{"-key", "a", "-ceiling"}, "-ceiling needs -floor"},
 		{"no machines", []string{"-key", "a", "-machines", "0"}, "-machines"},
 		{"stray argument", []string{"-key", "a", "extra"}, "unexpected argument"},
 	} {
@@ -70,9 +71,11 @@ func TestSummary(t *testing.T) {
 	}
 	cpu := 3.5
 	a := write("sqlite-status", output{
-		Run:   &Report{Scenario: "status", Mode: "closed", Concurrency: 16, Throughput: 4865.31, Latency: Latency{P50: 1.2, P99: 7.1}, CPU: &CPU{PerRequest: 0.31}, Memory: &Memory{RSSMB: 41, PeakMB: 57}},
-		Floor: &Report{Machine: &Machine{OtherCores: 0.25}, Warnings: []string{"disturbed: other processes kept 0.25 cores busy"}},
-		Ratio: &Ratio{Throughput: 0.28, P50: 3.1, P99: 4.4, CPU: &cpu},
+		Run:          &Report{Scenario: "status", Mode: "closed", Concurrency: 16, Throughput: 4865.31, Latency: Latency{P50: 1.2, P99: 7.1}, CPU: &CPU{PerRequest: 0.31}, Memory: &Memory{RSSMB: 41, PeakMB: 57}},
+		Floor:        &Report{Machine: &Machine{OtherCores: 0.25}, Warnings: []string{"disturbed: other processes kept 0.25 cores busy"}},
+		Ratio:        &Ratio{Throughput: 0.28, P50: 3.1, P99: 4.4, CPU: &cpu},
+		Ceiling:      &Report{Machine: &Machine{OtherCores: 0.31}, Warnings: []string{"disturbed: other processes kept 0.31 cores busy"}},
+		CeilingRatio: &Ratio{Throughput: 2.17},
 	})
 	b := write("sqlite-find", output{Run: &Report{Scenario: "find", Mode: "open", Rate: 40, Throughput: 39.9, Throttled: 12,
 		Errors: map[string]int64{"429 rate_limited": 12}, Warnings: []string{"throttled: 12 of 800 answers were 429"}}})
@@ -81,13 +84,17 @@ func TestSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 5 {
-		t.Fatalf("summary printed %d lines, want a head, two runs and two warnings:\n%s", len(lines), out.String())
+	if len(lines) != 6 {
+		t.Fatalf("summary printed %d lines, want a head, two runs and three warnings:\n%s", len(lines), out.String())
+	}
+	if !strings.Contains(lines[0], "ceiling x req/s") {
+		t.Errorf("head %q lacks the ceiling's column", lines[0])
 	}
 	for i, want := range [][]string{
-		{"sqlite-status", "c16", "4865.3", "7.10", "0.310", "0.28", "4.40", "3.50", "57", "0.25"},
+		{"sqlite-status", "c16", "4865.3", "7.10", "0.310", "0.28", "4.40", "3.50", "2.17", "57", "0.31"},
 		{"sqlite-find", "40/s", "39.9", "12"},
 		{"warning sqlite-status (floor): disturbed"},
+		{"warning sqlite-status (ceiling): disturbed"},
 		{"warning sqlite-find: throttled"},
 	} {
 		for _, w := range want {
@@ -101,13 +108,22 @@ func TestSummary(t *testing.T) {
 	}
 }
 
-// TestFloorProcess starts the floor server as a child process, checks its
-// answer, reads its CPU time through /proc and stops it.
+// TestFloorProcess starts the floor server, and the empty one, as a child
+// process, checks its answer, reads its CPU time through /proc and stops
+// it.
 func TestFloorProcess(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc on this system")
 	}
-	p, err := startFloor(os.Stderr)
+	t.Run("floor", func(t *testing.T) { testFloorProcess(t, "m1") })
+	t.Run("empty", func(t *testing.T) { testFloorProcess(t, emptyMachine, emptyArg) })
+	if _, err := startFloor(os.Stderr, "full"); err == nil || !strings.Contains(err.Error(), "no address") {
+		t.Errorf("startFloor(full) error = %v, want the child to refuse the argument", err)
+	}
+}
+
+func testFloorProcess(t *testing.T, machine string, args ...string) {
+	p, err := startFloor(os.Stderr, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +135,7 @@ func TestFloorProcess(t *testing.T) {
 	if err != nil || status != 200 {
 		t.Fatalf("floor answered %d, %v: %s", status, err, body)
 	}
-	checkVerdict(t, body, "m1")
+	checkVerdict(t, body, machine)
 	if _, err := cpuTicks(p.pid()); err != nil {
 		t.Errorf("cpuTicks(floor) error = %v", err)
 	}

@@ -18,7 +18,7 @@ func summary(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return fmt.Errorf("summary: give the JSON files of the runs")
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tscenario\tmode\treq/s\tp50 ms\tp99 ms\tcpu ms/req\tdb cpu ms/req\tx req/s\tx p50\tx p99\tx cpu\terrors\t429\trss MB\tpeak MB\tother cores\t")
+	fmt.Fprintln(tw, "run\tscenario\tmode\treq/s\tp50 ms\tp99 ms\tcpu ms/req\tdb cpu ms/req\tx req/s\tx p50\tx p99\tx cpu\tceiling x req/s\terrors\t429\trss MB\tpeak MB\tother cores\t")
 	var notes []string
 	for _, path := range args {
 		raw, err := os.ReadFile(path)
@@ -37,9 +37,11 @@ func summary(_ context.Context, args []string, stdout, _ io.Writer) error {
 		for _, w := range out.Run.Warnings {
 			notes = append(notes, name+": "+w)
 		}
-		if out.Floor != nil {
-			for _, w := range out.Floor.Warnings {
-				notes = append(notes, name+" (floor): "+w)
+		for i, rep := range []*Report{out.Floor, out.Ceiling} {
+			if rep != nil {
+				for _, w := range rep.Warnings {
+					notes = append(notes, name+" ("+[]string{"floor", "ceiling"}[i]+"): "+w)
+				}
 			}
 		}
 	}
@@ -66,7 +68,7 @@ func summaryLine(name string, out *output) string {
 	cells := []string{
 		name, r.Scenario, mode,
 		fmt.Sprintf("%.1f", r.Throughput), fmt.Sprintf("%.2f", r.Latency.P50), fmt.Sprintf("%.2f", r.Latency.P99),
-		"-", "-", "-", "-", "-", "-",
+		"-", "-", "-", "-", "-", "-", "-",
 		fmt.Sprint(errs), fmt.Sprint(r.Throttled), "-", "-", "-",
 	}
 	if r.CPU != nil {
@@ -81,19 +83,22 @@ func summaryLine(name string, out *output) string {
 			cells[11] = fmt.Sprintf("%.2f", *x.CPU)
 		}
 	}
-	if r.Memory != nil {
-		cells[14], cells[15] = fmt.Sprintf("%.0f", r.Memory.RSSMB), fmt.Sprintf("%.0f", r.Memory.PeakMB)
+	if x := out.CeilingRatio; x != nil {
+		cells[12] = fmt.Sprintf("%.2f", x.Throughput)
 	}
-	// The busiest other load of the run and its floor, which was driven
-	// right after it.
+	if r.Memory != nil {
+		cells[15], cells[16] = fmt.Sprintf("%.0f", r.Memory.RSSMB), fmt.Sprintf("%.0f", r.Memory.PeakMB)
+	}
+	// The busiest other load of the run and its floor and ceiling, which
+	// were driven right after it.
 	other := -1.0
-	for _, rep := range []*Report{r, out.Floor} {
+	for _, rep := range []*Report{r, out.Floor, out.Ceiling} {
 		if rep != nil && rep.Machine != nil {
 			other = max(other, rep.Machine.OtherCores)
 		}
 	}
 	if other >= 0 {
-		cells[16] = fmt.Sprintf("%.2f", other)
+		cells[17] = fmt.Sprintf("%.2f", other)
 	}
 	return strings.Join(cells, "\t") + "\t"
 }
