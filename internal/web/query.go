@@ -18,6 +18,11 @@ type Query struct {
 // ReadQuery reads the query string of r; a parameter not in allowed, or
 // given twice, is an issue.
 func ReadQuery(r *http.Request, issues *licentia.Issues, allowed ...string) *Query {
+	if r.URL.RawQuery == "" {
+		// Most requests, a status check's among them, have none: skip the
+		// parse and the maps. Get reads a nil map as empty.
+		return &Query{issues: issues}
+	}
 	q := &Query{values: map[string]string{}, issues: issues}
 	raw := r.URL.Query()
 	names := make([]string, 0, len(raw))
