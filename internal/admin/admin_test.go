@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/sqlite"
+	"github.com/licentia/licentia/internal/store/storetest"
 )
 
 var start = time.Date(2026, 11, 22, 1, 16, 13, 250_000_000, time.UTC)
@@ -32,7 +32,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
+	st, err := sqlite.Open(t.Context(), storetest.SQLiteFile(t))
 	if err != nil {
 		t.Fatalf("sqlite.Open() error = %v", err)
 	}

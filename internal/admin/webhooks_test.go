@@ -3,7 +3,6 @@ package admin_test
 import (
 	"crypto/rand"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store/sqlite"
+	"github.com/licentia/licentia/internal/store/storetest"
 )
 
 const hookBaseURL = "https://licences.example.net"
@@ -28,7 +28,7 @@ type hookFixture struct {
 
 func newHookFixture(t *testing.T) *hookFixture {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
+	st, err := sqlite.Open(t.Context(), storetest.SQLiteFile(t))
 	if err != nil {
 		t.Fatalf("sqlite.Open() error = %v", err)
 	}

@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,13 +12,14 @@ import (
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/sqlite"
+	"github.com/licentia/licentia/internal/store/storetest"
 )
 
 var start = time.Date(2026, 11, 22, 1, 16, 13, 0, time.UTC)
 
 func openStore(t *testing.T) store.Store {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
+	st, err := sqlite.Open(t.Context(), storetest.SQLiteFile(t))
 	if err != nil {
 		t.Fatalf("sqlite.Open() error = %v", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,13 +23,14 @@ import (
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/sqlite"
+	"github.com/licentia/licentia/internal/store/storetest"
 )
 
 var jobStart = time.Date(2026, 11, 22, 1, 16, 13, 250_000_000, time.UTC)
 
 func openJobStore(t *testing.T) store.Store {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
+	st, err := sqlite.Open(t.Context(), storetest.SQLiteFile(t))
 	if err != nil {
 		t.Fatalf("sqlite.Open() error = %v", err)
 	}

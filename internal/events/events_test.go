@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/licentia/licentia/internal/licentia"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/sqlite"
+	"github.com/licentia/licentia/internal/store/storetest"
 )
 
 var (
@@ -31,7 +31,7 @@ var at = time.Date(2026, 11, 22, 2, 16, 13, 250_987_654, time.FixedZone("CET", 3
 
 func openStore(t *testing.T) store.Store {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
+	st, err := sqlite.Open(t.Context(), storetest.SQLiteFile(t))
 	if err != nil {
 		t.Fatalf("sqlite.Open() error = %v", err)
 	}

@@ -148,7 +148,7 @@ func newTestEnvWith(t testing.TB, o envOptions) *testEnv {
 	} else if o.postgres {
 		st, clk = storetest.OpenPostgresTB(t), clock.NewFake(start)
 	} else {
-		db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "licentia.db"))
+		db, err := sqlite.Open(t.Context(), storetest.SQLiteFile(t))
 		if err != nil {
 			t.Fatalf("sqlite.Open() error = %v", err)
 		}

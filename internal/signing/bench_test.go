@@ -5,7 +5,6 @@ import (
 	"crypto/ed25519"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"github.com/licentia/licentia/internal/clock"
@@ -13,6 +12,7 @@ import (
 	"github.com/licentia/licentia/internal/signing"
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/sqlite"
+	"github.com/licentia/licentia/internal/store/storetest"
 )
 
 // catalogueSize is how many products the catalogue benchmarks hold.
@@ -53,7 +53,7 @@ func keyPrefix(i int) string {
 // private part of its key.
 func benchCatalogue(b *testing.B) (store.Store, *licentia.Product, ed25519.PrivateKey) {
 	b.Helper()
-	st, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "licentia.db"))
+	st, err := sqlite.Open(b.Context(), storetest.SQLiteFile(b))
 	if err != nil {
 		b.Fatal(err)
 	}
