@@ -11,3 +11,7 @@ func Writer(db *DB) *sql.DB { return db.write }
 
 // StatusReaders is the number of the status reads' connections.
 var StatusReaders = statusReaders
+
+// LicenceActivationsQueries are the statements that read or change a
+// licence's activations by the licence's index.
+var LicenceActivationsQueries = []string{licenceActivationsQuery, anonymiseActivationsQuery}
