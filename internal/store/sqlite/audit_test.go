@@ -11,21 +11,8 @@ import (
 // never reads the organization's older entries, however many.
 func TestAuditByDayReadsItsDays(t *testing.T) {
 	db, _ := openWith(t)
-	rows, err := db.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+auditByDaySQL(2),
+	plan := queryPlan(t, db.read, auditByDaySQL(2),
 		sql.Named("org", "org"), sql.Named("since", 0), sql.Named("a0", "x"), sql.Named("a1", "y"))
-	if err != nil {
-		t.Fatalf("EXPLAIN QUERY PLAN error = %v", err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
 	var searches []string
 	for _, d := range plan {
 		if strings.Contains(d, "audit_log") {

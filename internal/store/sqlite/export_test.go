@@ -11,7 +11,3 @@ func Writer(db *DB) *sql.DB { return db.write }
 
 // StatusReaders is the number of the status reads' connections.
 var StatusReaders = statusReaders
-
-// LicenceActivationsQueries are the statements that read or change a
-// licence's activations by the licence's index.
-var LicenceActivationsQueries = []string{licenceActivationsQuery, anonymiseActivationsQuery}

@@ -10,22 +10,7 @@ import (
 // by index, and never reads the activations of other products.
 func TestExpiredLeasesReadIndexes(t *testing.T) {
 	db, _ := openWith(t)
-	rows, err := db.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+leasesQuery, int64(0), 100)
-	if err != nil {
-		t.Fatalf("EXPLAIN QUERY PLAN error = %v", err)
-	}
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Close(); err != nil {
-		t.Fatal(err)
-	}
+	plan := queryPlan(t, db.read, leasesQuery, int64(0), 100)
 	all := strings.Join(plan, "\n")
 	for _, want := range []string{"SCAN p USING INDEX products_heartbeat", "USING COVERING INDEX licences_by_product_list (org_id=? AND product_id=?)",
 		"SEARCH a USING INDEX activations_live_seen (licence_id=? AND last_seen_at<?)"} {

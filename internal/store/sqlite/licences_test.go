@@ -12,22 +12,7 @@ import (
 // organization's licences.
 func TestPurchaseLookupReadsByIndexes(t *testing.T) {
 	db, _ := openWith(t)
-	rows, err := db.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+purchaseLicencesQuery, "1001")
-	if err != nil {
-		t.Fatalf("EXPLAIN QUERY PLAN error = %v", err)
-	}
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Close(); err != nil {
-		t.Fatal(err)
-	}
+	plan := queryPlan(t, db.read, purchaseLicencesQuery, "1001")
 	for _, index := range []string{"licences_by_provider_order ", "licences_by_provider_checkout ", "licences_by_provider_order_number "} {
 		if !slices.ContainsFunc(plan, func(d string) bool { return strings.Contains(d, "INDEX "+index) }) {
 			t.Errorf("plan %q does not search %s", plan, index)

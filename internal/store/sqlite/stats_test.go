@@ -14,23 +14,8 @@ import (
 func TestCountsSinceReadIndexesOnly(t *testing.T) {
 	db, _ := openWith(t)
 	for _, product := range []bool{false, true} {
-		rows, err := db.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+sinceSQL(product),
+		plan := queryPlan(t, db.read, sinceSQL(product),
 			sql.Named("org", "org"), sql.Named("since", 0), sql.Named("product", "product"))
-		if err != nil {
-			t.Fatalf("EXPLAIN QUERY PLAN error = %v", err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
 		searches := 0
 		for _, d := range plan {
 			if !strings.Contains(d, "licences") {
@@ -63,22 +48,7 @@ func TestProviderItemsReadTheirLicences(t *testing.T) {
 		{providerItemsByOrderQuery, []string{"licences_by_provider_order", "licences_by_provider_checkout"}},
 		{providerItemsBySubscriptionQuery, []string{"licences_by_provider_subscription"}},
 	} {
-		rows, err := db.read.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+tt.query, "ref", "org", "integration")
-		if err != nil {
-			t.Fatalf("EXPLAIN QUERY PLAN error = %v", err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
-		}
+		plan := queryPlan(t, db.read, tt.query, "ref", "org", "integration")
 		all := strings.Join(plan, "\n")
 		for _, ix := range tt.index {
 			if !strings.Contains(all, "SEARCH l USING INDEX "+ix+" ") {
