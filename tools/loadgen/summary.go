@@ -37,10 +37,13 @@ func summary(_ context.Context, args []string, stdout, _ io.Writer) error {
 		for _, w := range out.Run.Warnings {
 			notes = append(notes, name+": "+w)
 		}
-		for i, rep := range []*Report{out.Floor, out.Ceiling} {
-			if rep != nil {
-				for _, w := range rep.Warnings {
-					notes = append(notes, name+" ("+[]string{"floor", "ceiling"}[i]+"): "+w)
+		for _, other := range []struct {
+			name string
+			rep  *Report
+		}{{"floor", out.Floor}, {"ceiling", out.Ceiling}} {
+			if other.rep != nil {
+				for _, w := range other.rep.Warnings {
+					notes = append(notes, name+" ("+other.name+"): "+w)
 				}
 			}
 		}

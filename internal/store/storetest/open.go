@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
@@ -79,8 +78,10 @@ var sqliteTemplate = sync.OnceValues(func() ([]byte, error) {
 	}
 	// The last connection's close checkpoints the WAL into the file and
 	// removes it; a WAL left behind would hold migrations the copy lacks.
-	if _, err := os.Stat(path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("the WAL outlived the close: %v", err)
+	if _, err := os.Stat(path + "-wal"); err == nil {
+		return nil, errors.New("the WAL outlived the close")
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
 	}
 	return os.ReadFile(path)
 })
