@@ -15,6 +15,10 @@ func Exec(ctx context.Context, t store.Tx, sql string) error {
 	return err
 }
 
+// MigrationLock is migrationLock, for the test of migrations in several
+// schemas at once.
+var MigrationLock = migrationLock
+
 // TxAttempts is how many times InTx runs a transaction at most.
 const TxAttempts = txAttempts
 

@@ -12,6 +12,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
@@ -96,7 +97,11 @@ func (db *DB) migrate(ctx context.Context) error {
 	// The advisory lock lets several processes start at once: one migrates,
 	// the others wait and then find nothing pending. Probing every second
 	// (goose's default is every 5) keeps that wait short.
-	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, 300))
+	id, err := db.migrationLockID(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate postgres: %w", err)
+	}
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(id), lock.WithLockTimeout(1, 300))
 	if err != nil {
 		return fmt.Errorf("migrate postgres: %w", err)
 	}
@@ -110,6 +115,30 @@ func (db *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate postgres: %w", err)
 	}
 	return nil
+}
+
+// migrationLockID is the advisory lock of the migrations of the schema
+// the connections work in. A search_path that names no schema there takes
+// public's: the migrations then fail on it with PostgreSQL's own message.
+func (db *DB) migrationLockID(ctx context.Context) (int64, error) {
+	var schema string
+	if err := db.pool.QueryRow(ctx, `SELECT coalesce(current_schema(), 'public')`).Scan(&schema); err != nil {
+		return 0, err
+	}
+	return migrationLock(schema), nil
+}
+
+// migrationLock is goose's own lock in public, which every version takes
+// there, and a lock of its own in any other schema, so that stores in
+// other schemas of the database (each test has one) do not wait a probe's
+// second for each other.
+func migrationLock(schema string) int64 {
+	if schema == "public" {
+		return lock.DefaultLockID
+	}
+	h := fnv.New64a()
+	h.Write([]byte("licentia.migrations." + schema))
+	return int64(h.Sum64())
 }
 
 // Close closes the pool.
