@@ -2,10 +2,12 @@ package cli_test
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/licentia/licentia/internal/cli"
@@ -15,60 +17,92 @@ import (
 // TestNewAppFailureCloses: a NewApp that fails after it started listening
 // (here on the profiler's address) releases the API's address again.
 func TestNewAppFailureCloses(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range portAttempts {
+		addr := freeAddr(t)
+		h := newHarness(t)
+		h.vars["LICENTIA_LISTEN"] = addr
+		h.vars["LICENTIA_DEBUG_LISTEN"] = "127.0.0.1:notaport"
+		_, err := cli.NewApp(t.Context(), h.env(io.Discard, io.Discard))
+		if portTakenMeanwhile(err, addr) {
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "notaport") {
+			t.Fatalf("NewApp() with a bad profiler address error = %v, want one naming it", err)
+		}
+		wantFree(t, addr)
+		return
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-
-	h := newHarness(t)
-	h.vars["LICENTIA_LISTEN"] = addr
-	h.vars["LICENTIA_DEBUG_LISTEN"] = "127.0.0.1:notaport"
-	if _, err := cli.NewApp(t.Context(), h.env(io.Discard, io.Discard)); err == nil {
-		t.Fatal("NewApp() with a bad profiler address error = nil, want one")
-	}
-	again, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("listen on %s after a failed NewApp: %v, want the address free", addr, err)
-	}
-	again.Close()
+	t.Fatalf("other programs took the picked ports %d times", portAttempts)
 }
 
 // TestNewAppMetricsFailureCloses: a NewApp that fails to listen on the
 // metrics' address (taken) releases the API's and the profiler's
 // addresses it had already bound.
 func TestNewAppMetricsFailureCloses(t *testing.T) {
-	free := func() string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return ln.Addr().String()
-	}
-	api, debug := free(), free()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-
-	h := newHarness(t)
-	h.vars["LICENTIA_LISTEN"] = api
-	h.vars["LICENTIA_DEBUG_LISTEN"] = debug
-	h.vars["LICENTIA_METRICS_LISTEN"] = taken.Addr().String()
-	_, err = cli.NewApp(t.Context(), h.env(io.Discard, io.Discard))
-	if err == nil || !strings.Contains(err.Error(), "LICENTIA_METRICS_LISTEN") {
-		t.Fatalf("NewApp() with the metrics address taken error = %v, want one naming LICENTIA_METRICS_LISTEN", err)
-	}
-	for _, addr := range []string{api, debug} {
-		again, err := net.Listen("tcp", addr)
-		if err != nil {
-			t.Fatalf("listen on %s after a failed NewApp: %v, want the address free", addr, err)
+	for range portAttempts {
+		api, debug := freeAddr(t), freeAddr(t)
+		h := newHarness(t)
+		h.vars["LICENTIA_LISTEN"] = api
+		h.vars["LICENTIA_DEBUG_LISTEN"] = debug
+		h.vars["LICENTIA_METRICS_LISTEN"] = taken.Addr().String()
+		_, err := cli.NewApp(t.Context(), h.env(io.Discard, io.Discard))
+		if portTakenMeanwhile(err, api, debug) {
+			continue
 		}
-		again.Close()
+		if err == nil || !strings.Contains(err.Error(), "LICENTIA_METRICS_LISTEN") {
+			t.Fatalf("NewApp() with the metrics address taken error = %v, want one naming LICENTIA_METRICS_LISTEN", err)
+		}
+		wantFree(t, api)
+		wantFree(t, debug)
+		return
 	}
+	t.Fatalf("other programs took the picked ports %d times", portAttempts)
+}
+
+// portAttempts bounds how often a test picks new ports when another
+// program (the other test packages run beside these) took one between
+// freeAddr and NewApp's listen.
+const portAttempts = 5
+
+// freeAddr returns a loopback address whose port nothing listened on a
+// moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// portTakenMeanwhile reports whether err is NewApp's failure to listen on
+// one of addrs because something else holds it now.
+func portTakenMeanwhile(err error, addrs ...string) bool {
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return false
+	}
+	for _, addr := range addrs {
+		if strings.Contains(err.Error(), "listen on "+addr+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// wantFree fails unless addr can be listened on again.
+func wantFree(t *testing.T, addr string) {
+	t.Helper()
+	again, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("listen on %s after a failed NewApp: %v, want the address free", addr, err)
+	}
+	again.Close()
 }
 
 // TestNewAppSaysProviderAddresses: a payment provider's API pointed
