@@ -2,13 +2,10 @@ package storetest
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -86,8 +83,10 @@ var sqliteTemplate = sync.OnceValues(func() ([]byte, error) {
 	return os.ReadFile(path)
 })
 
-// OpenPostgres opens a PostgreSQL store in a schema of its own, dropped when
-// the test ends, so tests never see each other's rows.
+// OpenPostgres opens a PostgreSQL store in a schema no other test uses
+// while it runs, migrated and without rows, so tests never see each other's
+// rows: a schema of its own, dropped when the test ends, or under Main one
+// another test of the package had, emptied.
 func OpenPostgres(t *testing.T) store.Store {
 	t.Helper()
 	return OpenPostgresTB(t)
@@ -96,7 +95,7 @@ func OpenPostgres(t *testing.T) store.Store {
 // OpenPostgresTB is OpenPostgres for a test or a benchmark.
 func OpenPostgresTB(t testing.TB) store.Store {
 	t.Helper()
-	dsn := PostgresURL(t)
+	dsn := postgresStoreURL(t)
 	db, err := postgres.Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatalf("postgres.Open() error = %v", err)
@@ -117,35 +116,16 @@ func OpenPostgresTB(t testing.TB) store.Store {
 // ends, after any cleanup registered later (such as closing a store).
 func PostgresURL(t testing.TB) string {
 	t.Helper()
-	raw := os.Getenv(PostgresURLVar)
-	if raw == "" {
-		t.Skipf("%s is not set", PostgresURLVar)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		// The URL may hold a password: never print it.
-		t.Fatalf("%s is not a postgres:// URL", PostgresURLVar)
-	}
-	schema := "storetest_" + strings.ToLower(rand.Text())
-	admin(t, raw, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize())
-	t.Cleanup(func() { admin(t, raw, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE") })
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
-// admin runs one statement on its own connection. It does not use
-// t.Context(), which is already cancelled when cleanups run.
-func admin(t testing.TB, dsn, stmt string) {
-	t.Helper()
-	ctx := context.WithoutCancel(t.Context())
-	conn, err := pgx.Connect(ctx, dsn)
+	raw := adminURL(t)
+	ctx := context.WithoutCancel(t.Context()) // t.Context() ends before cleanups run
+	name, dsn, err := newSchema(ctx, raw)
 	if err != nil {
-		t.Fatalf("connect to %s: %v", PostgresURLVar, err)
+		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, stmt); err != nil {
-		t.Fatalf("%s: %v", stmt, err)
-	}
+	t.Cleanup(func() {
+		if err := adminExec(ctx, raw, "DROP SCHEMA "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
+			t.Error(err)
+		}
+	})
+	return dsn
 }

@@ -1,0 +1,9 @@
+package integrity_test
+
+import (
+	"testing"
+
+	"github.com/licentia/licentia/internal/store/storetest"
+)
+
+func TestMain(m *testing.M) { storetest.Main(m) }
