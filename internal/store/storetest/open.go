@@ -118,8 +118,12 @@ func PostgresURL(t testing.TB) string {
 	t.Helper()
 	raw := adminURL(t)
 	ctx := context.WithoutCancel(t.Context()) // t.Context() ends before cleanups run
-	name, dsn, err := newSchema(ctx, raw)
+	name := newSchemaName()
+	dsn, err := schemaURL(raw, name)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := adminExec(ctx, raw, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

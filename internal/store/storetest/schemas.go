@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/licentia/licentia/internal/store/postgres"
 )
@@ -47,16 +48,17 @@ var schemas schemaPool
 type schemaPool struct {
 	reuse atomic.Bool
 
-	mu   sync.Mutex
-	idle []*migratedSchema
-	made []string // every schema made, idle or not, to drop at the end
+	mu    sync.Mutex
+	admin *pgxpool.Pool // on PostgresURLVar's URL, opened by the first take, closed by dropAll
+	idle  []*migratedSchema
+	made  []string // every schema made, idle or not, to drop at the end
 }
 
 // migratedSchema is a schema every migration was applied to, with what it
 // takes to empty it and to tell that no test changed its tables.
 type migratedSchema struct {
 	name  string
-	url   string // newSchema's URL
+	url   string // schemaURL's
 	shape string // shapeQuery's answer right after the migrations
 	empty string // DELETE statements, children before parents, and sequence restarts
 }
@@ -69,14 +71,13 @@ func postgresStoreURL(t testing.TB) string {
 	if !schemas.reuse.Load() {
 		return PostgresURL(t)
 	}
-	raw := adminURL(t)
-	s, err := schemas.take(t.Context(), raw)
+	s, err := schemas.take(t.Context(), adminURL(t))
 	if err != nil {
 		t.Fatalf("storetest: a migrated schema: %v", err)
 	}
 	// Registered before the store's Close, so it runs after it.
 	t.Cleanup(func() {
-		if err := schemas.give(raw, s); err != nil {
+		if err := schemas.give(s); err != nil {
 			t.Errorf("storetest: %v", err)
 		}
 	})
@@ -92,29 +93,37 @@ func (p *schemaPool) take(ctx context.Context, raw string) (*migratedSchema, err
 		p.mu.Unlock()
 		return s, nil
 	}
+	if p.admin == nil {
+		admin, err := pgxpool.New(context.WithoutCancel(ctx), raw)
+		if err != nil {
+			p.mu.Unlock()
+			return nil, fmt.Errorf("connect to %s: %w", PostgresURLVar, err)
+		}
+		p.admin = admin
+	}
 	p.mu.Unlock()
 
-	name, dsn, err := newSchema(ctx, raw)
-	if err != nil {
+	name := newSchemaName()
+	if _, err := p.admin.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize()); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
 	p.made = append(p.made, name)
 	p.mu.Unlock()
+	dsn, err := schemaURL(raw, name)
+	if err != nil {
+		return nil, err
+	}
 	s := &migratedSchema{name: name, url: dsn}
 	db, err := postgres.Open(ctx, s.url)
 	if err != nil {
 		return nil, err
 	}
 	db.Close()
-	err = withAdmin(ctx, raw, func(conn *pgx.Conn) error {
-		if err := conn.QueryRow(ctx, shapeQuery, name).Scan(&s.shape); err != nil {
-			return fmt.Errorf("read the shape of %s: %w", name, err)
-		}
-		s.empty, err = emptyStatements(ctx, conn, name)
-		return err
-	})
-	if err != nil {
+	if err := p.admin.QueryRow(ctx, shapeQuery, name).Scan(&s.shape); err != nil {
+		return nil, fmt.Errorf("read the shape of %s: %w", name, err)
+	}
+	if s.empty, err = emptyStatements(ctx, p.admin, name); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -122,39 +131,36 @@ func (p *schemaPool) take(ctx context.Context, raw string) (*migratedSchema, err
 
 // give empties s and keeps it for another test, or drops it when a
 // session still works in it or its tables are not as migrated.
-func (p *schemaPool) give(raw string, s *migratedSchema) error {
+func (p *schemaPool) give(s *migratedSchema) error {
 	ctx := context.Background()
-	reusable := false
-	err := withAdmin(ctx, raw, func(conn *pgx.Conn) error {
-		idle, err := sessionsEnded(ctx, conn, s.name)
-		if err != nil || !idle {
-			return err
-		}
-		var shape string
-		if err := conn.QueryRow(ctx, shapeQuery, s.name).Scan(&shape); err != nil {
-			return err
-		}
-		if shape != s.shape {
-			return nil // a test changed its tables: a new schema for the next one
-		}
-		if _, err := conn.Exec(ctx, s.empty); err != nil {
-			return fmt.Errorf("empty %s: %w", s.name, err)
-		}
-		reusable = true
-		return nil
-	})
-	if reusable {
+	emptied, err := p.empty(ctx, s)
+	if emptied {
 		p.mu.Lock()
 		p.idle = append(p.idle, s)
 		p.mu.Unlock()
 		return nil
 	}
-	dropErr := p.drop(ctx, raw, s.name)
-	return errors.Join(err, dropErr)
+	return errors.Join(err, p.drop(ctx, s.name))
 }
 
-func (p *schemaPool) drop(ctx context.Context, raw, name string) error {
-	if err := adminExec(ctx, raw, "DROP SCHEMA "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
+// empty deletes s's rows and reports whether it did: not while a session
+// still works in s, nor once a test changed its tables.
+func (p *schemaPool) empty(ctx context.Context, s *migratedSchema) (bool, error) {
+	if ended, err := sessionsEnded(ctx, p.admin, s.name); err != nil || !ended {
+		return false, err
+	}
+	var shape string
+	if err := p.admin.QueryRow(ctx, shapeQuery, s.name).Scan(&shape); err != nil || shape != s.shape {
+		return false, err
+	}
+	if _, err := p.admin.Exec(ctx, s.empty); err != nil {
+		return false, fmt.Errorf("empty %s: %w", s.name, err)
+	}
+	return true, nil
+}
+
+func (p *schemaPool) drop(ctx context.Context, name string) error {
+	if _, err := p.admin.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -164,26 +170,30 @@ func (p *schemaPool) drop(ctx context.Context, raw, name string) error {
 	return nil
 }
 
-// dropAll drops every schema the process made and has not dropped yet.
+// dropAll drops every schema the process made and has not dropped yet,
+// and closes the pool's connections.
 func (p *schemaPool) dropAll() error {
-	raw := os.Getenv(PostgresURLVar)
 	p.mu.Lock()
-	names := slices.Clone(p.made)
+	names, admin := slices.Clone(p.made), p.admin
 	p.mu.Unlock()
+	if admin == nil {
+		return nil
+	}
 	var errs []error
 	for _, name := range names {
-		errs = append(errs, p.drop(context.Background(), raw, name))
+		errs = append(errs, p.drop(context.Background(), name))
 	}
+	admin.Close()
 	return errors.Join(errs...)
 }
 
 // sessionsEnded waits a moment for the sessions of a closed store to
 // leave pg_stat_activity (a backend ends after its client has gone) and
 // reports whether none still works in schema.
-func sessionsEnded(ctx context.Context, conn *pgx.Conn, schema string) (bool, error) {
+func sessionsEnded(ctx context.Context, admin *pgxpool.Pool, schema string) (bool, error) {
 	for range 40 {
 		var n int
-		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, schema).Scan(&n)
+		err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, schema).Scan(&n)
 		if err != nil || n == 0 {
 			return err == nil, err
 		}
@@ -242,8 +252,8 @@ const versionTable = "goose_db_version"
 // emptyStatements returns the statements that delete every row of
 // schema's tables but goose's, each table before those it refers to, and
 // restart its sequences.
-func emptyStatements(ctx context.Context, conn *pgx.Conn, schema string) (string, error) {
-	rows, err := conn.Query(ctx, `
+func emptyStatements(ctx context.Context, admin *pgxpool.Pool, schema string) (string, error) {
+	rows, err := admin.Query(ctx, `
 		SELECT c.relname, coalesce(array_agg(DISTINCT p.relname) FILTER (WHERE p.relname IS NOT NULL AND p.relname <> c.relname), '{}')
 		FROM pg_class c
 		JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -272,12 +282,12 @@ func emptyStatements(ctx context.Context, conn *pgx.Conn, schema string) (string
 	if err != nil {
 		return "", err
 	}
+	// One simple query of several statements runs as one transaction.
 	var b strings.Builder
-	b.WriteString("BEGIN;\n")
 	for _, table := range order {
 		fmt.Fprintf(&b, "DELETE FROM %s;\n", pgx.Identifier{schema, table}.Sanitize())
 	}
-	seqs, err := conn.Query(ctx, `
+	seqs, err := admin.Query(ctx, `
 		SELECT s.relname FROM pg_class s JOIN pg_namespace n ON n.oid = s.relnamespace
 		WHERE n.nspname = $1 AND s.relkind = 'S' ORDER BY 1`, schema)
 	if err != nil {
@@ -290,7 +300,6 @@ func emptyStatements(ctx context.Context, conn *pgx.Conn, schema string) (string
 	for _, seq := range names {
 		fmt.Fprintf(&b, "ALTER SEQUENCE %s RESTART;\n", pgx.Identifier{schema, seq}.Sanitize())
 	}
-	b.WriteString("COMMIT;")
 	return b.String(), nil
 }
 
@@ -326,24 +335,22 @@ func childrenFirst(parents map[string][]string) ([]string, error) {
 	return order, nil
 }
 
-// newSchema creates an empty schema with a random name and returns it with
-// raw's URL for it: search_path names it, so every connection opened with
-// the URL works in it, and so does application_name, by which its sessions
-// are found.
-func newSchema(ctx context.Context, raw string) (name, dsn string, err error) {
+// newSchemaName returns a random name for a schema.
+func newSchemaName() string { return "storetest_" + strings.ToLower(rand.Text()) }
+
+// schemaURL returns raw's URL for schema: search_path names it, so every
+// connection opened with the URL works in it, and so does
+// application_name, by which its sessions are found.
+func schemaURL(raw, schema string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", "", err
-	}
-	name = "storetest_" + strings.ToLower(rand.Text())
-	if err := adminExec(ctx, raw, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize()); err != nil {
-		return "", "", err
+		return "", err
 	}
 	q := u.Query()
-	q.Set("search_path", name)
-	q.Set("application_name", name)
+	q.Set("search_path", schema)
+	q.Set("application_name", schema)
 	u.RawQuery = q.Encode()
-	return name, u.String(), nil
+	return u.String(), nil
 }
 
 // adminURL returns PostgresURLVar's URL, skipping the test when it is unset.
@@ -361,22 +368,15 @@ func adminURL(t testing.TB) string {
 	return raw
 }
 
-// withAdmin runs f on a connection of its own to raw.
-func withAdmin(ctx context.Context, raw string, f func(*pgx.Conn) error) error {
+// adminExec runs one statement on a connection of its own to raw.
+func adminExec(ctx context.Context, raw, stmt string) error {
 	conn, err := pgx.Connect(ctx, raw)
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", PostgresURLVar, err)
 	}
 	defer conn.Close(ctx)
-	return f(conn)
-}
-
-// adminExec runs one statement on a connection of its own to raw.
-func adminExec(ctx context.Context, raw, stmt string) error {
-	return withAdmin(ctx, raw, func(conn *pgx.Conn) error {
-		if _, err := conn.Exec(ctx, stmt); err != nil {
-			return fmt.Errorf("%s: %w", stmt, err)
-		}
-		return nil
-	})
+	if _, err := conn.Exec(ctx, stmt); err != nil {
+		return fmt.Errorf("%s: %w", stmt, err)
+	}
+	return nil
 }

@@ -63,7 +63,7 @@ func TestSchemaReused(t *testing.T) {
 			}
 		}
 	}
-	count := func(dsn, query string) int {
+	count := func(dsn, query string, args ...any) int {
 		t.Helper()
 		conn, err := pgx.Connect(ctx, dsn)
 		if err != nil {
@@ -71,13 +71,13 @@ func TestSchemaReused(t *testing.T) {
 		}
 		defer conn.Close(ctx)
 		var n int
-		if err := conn.QueryRow(ctx, query).Scan(&n); err != nil {
+		if err := conn.QueryRow(ctx, query, args...).Scan(&n); err != nil {
 			t.Fatalf("%s: %v", query, err)
 		}
 		return n
 	}
 	exists := func(name string) bool {
-		return count(raw, "SELECT count(*) FROM pg_namespace WHERE nspname = '"+name+"'") == 1
+		return count(raw, "SELECT count(*) FROM pg_namespace WHERE nspname = $1", name) == 1
 	}
 
 	first, err := pool.take(ctx, raw)
@@ -93,7 +93,7 @@ func TestSchemaReused(t *testing.T) {
 		SELECT gen_random_uuid(), id, 'test', 'system', now(), '{}' FROM organizations`
 	org := "INSERT INTO organizations (id, name, slug, plan, created_at) VALUES (gen_random_uuid(), 'A', 'a', 'free', now())"
 	exec(first.url, org, audit)
-	if err := pool.give(raw, first); err != nil {
+	if err := pool.give(first); err != nil {
 		t.Fatal(err)
 	}
 
@@ -119,7 +119,7 @@ func TestSchemaReused(t *testing.T) {
 
 	// Changed tables: dropped.
 	exec(again.url, "ALTER TABLE licences ADD COLUMN colour text")
-	if err := pool.give(raw, again); err != nil {
+	if err := pool.give(again); err != nil {
 		t.Fatal(err)
 	}
 	if exists(first.name) {
@@ -139,7 +139,7 @@ func TestSchemaReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	if err := pool.give(raw, open); err != nil {
+	if err := pool.give(open); err != nil {
 		t.Fatal(err)
 	}
 	if slices.Contains(pool.idle, open) || exists(open.name) {
