@@ -7,8 +7,12 @@ import "reflect"
 func Counters(m *Memory) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.count)
+	n := 0
+	for _, counts := range m.ends {
+		n += len(counts)
+	}
+	return n
 }
 
 // CounterTypes are the types of the counters' map keys and values.
-var CounterTypes = [2]reflect.Type{reflect.TypeFor[subject](), reflect.TypeFor[counter]()}
+var CounterTypes = [2]reflect.Type{reflect.TypeFor[subject](), reflect.TypeFor[int64]()}

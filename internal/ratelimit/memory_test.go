@@ -49,23 +49,35 @@ func TestMemoryForgetsOldCounters(t *testing.T) {
 		t.Fatalf("Counters() after 101 subjects = %d, want 101", got)
 	}
 
-	// Within the window, a sweep keeps every counter and its count.
+	// Within the window, every counter and its count stay.
 	clk.Advance(2 * time.Second)
 	if got := allow(minute, "subject-0"); got.Remaining != minute.Limit-2 {
-		t.Errorf("Remaining after a sweep within the window = %d, want %d", got.Remaining, minute.Limit-2)
+		t.Errorf("Remaining later within the window = %d, want %d", got.Remaining, minute.Limit-2)
 	}
 	if got := ratelimit.Counters(m); got != 101 {
-		t.Errorf("Counters() after a sweep within the window = %d, want 101", got)
+		t.Errorf("Counters() later within the window = %d, want 101", got)
 	}
 
-	// Once the minute's window has reset, its counters go; the day's stays.
+	// Once the minute's window has ended, its counters go, all together at
+	// the next request; the day's stays.
 	clk.Advance(time.Minute)
 	allow(minute, "newcomer")
 	if got := ratelimit.Counters(m); got != 2 {
 		t.Errorf("Counters() after the window reset = %d, want 2 (the day counter and the newcomer)", got)
 	}
 	if got := allow(day, "long"); got.Remaining != day.Limit-2 {
-		t.Errorf("day Remaining after the sweep = %d, want %d", got.Remaining, day.Limit-2)
+		t.Errorf("day Remaining after the minute ended = %d, want %d", got.Remaining, day.Limit-2)
+	}
+
+	// A request given back after its window ended is not taken from the
+	// next window's count.
+	counted := allow(minute, "returning")
+	clk.Advance(time.Minute)
+	if err := m.Release(ctx, minute, "returning", counted); err != nil {
+		t.Fatalf("Release() error = %v", err)
+	}
+	if got := allow(minute, "returning"); got.Remaining != minute.Limit-1 {
+		t.Errorf("Remaining in the next window after a late release = %d, want %d", got.Remaining, minute.Limit-1)
 	}
 }
 
