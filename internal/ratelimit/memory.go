@@ -29,8 +29,9 @@ type Memory struct {
 	clock clock.Clock
 	seeds [2]maphash.Seed
 	mu    sync.Mutex
-	// ends holds the counts of each window still running, by its end in
-	// Unix nanoseconds; soonest is the earliest of those ends.
+	// ends holds the counts of each window by its end, in Unix
+	// nanoseconds: the windows still running, and those that ended since
+	// the last request. soonest is the earliest of those ends.
 	ends    map[int64]map[subject]int64
 	soonest int64
 }
