@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/licentia/licentia/internal/store"
 	"github.com/licentia/licentia/internal/store/postgres"
 	"github.com/licentia/licentia/internal/store/sqlite"
@@ -123,11 +121,11 @@ func PostgresURL(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := adminExec(ctx, raw, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize()); err != nil {
+	if err := adminExec(ctx, raw, createSchema(name)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := adminExec(ctx, raw, "DROP SCHEMA "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
+		if err := adminExec(ctx, raw, dropSchema(name)); err != nil {
 			t.Error(err)
 		}
 	})

@@ -104,7 +104,7 @@ func (p *schemaPool) take(ctx context.Context, raw string) (*migratedSchema, err
 	p.mu.Unlock()
 
 	name := newSchemaName()
-	if _, err := p.admin.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize()); err != nil {
+	if _, err := p.admin.Exec(ctx, createSchema(name)); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
@@ -160,7 +160,7 @@ func (p *schemaPool) empty(ctx context.Context, s *migratedSchema) (bool, error)
 }
 
 func (p *schemaPool) drop(ctx context.Context, name string) error {
-	if _, err := p.admin.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
+	if _, err := p.admin.Exec(ctx, dropSchema(name)); err != nil {
 		return err
 	}
 	p.mu.Lock()
@@ -337,6 +337,17 @@ func childrenFirst(parents map[string][]string) ([]string, error) {
 
 // newSchemaName returns a random name for a schema.
 func newSchemaName() string { return "storetest_" + strings.ToLower(rand.Text()) }
+
+// createSchema is the statement that makes the schema name.
+func createSchema(name string) string {
+	return "CREATE SCHEMA " + pgx.Identifier{name}.Sanitize()
+}
+
+// dropSchema is the statement that drops the schema name with everything
+// in it.
+func dropSchema(name string) string {
+	return "DROP SCHEMA " + pgx.Identifier{name}.Sanitize() + " CASCADE"
+}
 
 // schemaURL returns raw's URL for schema: search_path names it, so every
 // connection opened with the URL works in it, and so does
