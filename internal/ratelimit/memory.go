@@ -87,8 +87,9 @@ func (m *Memory) Allow(_ context.Context, rule Rule, key string) (Result, error)
 	return result(rule, n, time.Unix(0, start).UTC(), left), nil
 }
 
-// Release takes one from the count of counted's window, if that window is
-// still running.
+// Release takes one from the count of counted's window, if that window's
+// counts are still kept; a later window's count is never touched
+// (ratelimittest's ReleaseInLaterWindowDoesNothing).
 func (m *Memory) Release(_ context.Context, rule Rule, key string, counted Result) error {
 	if counted.Start.IsZero() {
 		return nil

@@ -68,17 +68,6 @@ func TestMemoryForgetsOldCounters(t *testing.T) {
 	if got := allow(day, "long"); got.Remaining != day.Limit-2 {
 		t.Errorf("day Remaining after the minute ended = %d, want %d", got.Remaining, day.Limit-2)
 	}
-
-	// A request given back after its window ended is not taken from the
-	// next window's count.
-	counted := allow(minute, "returning")
-	clk.Advance(time.Minute)
-	if err := m.Release(ctx, minute, "returning", counted); err != nil {
-		t.Fatalf("Release() error = %v", err)
-	}
-	if got := allow(minute, "returning"); got.Remaining != minute.Limit-1 {
-		t.Errorf("Remaining in the next window after a late release = %d, want %d", got.Remaining, minute.Limit-1)
-	}
 }
 
 // TestMemoryCountersHoldNoPointers: the garbage collector skips a map whose
