@@ -48,13 +48,27 @@ func (o Observed) Serve(w http.ResponseWriter, r *http.Request, id string, next 
 		if !sw.matched {
 			pattern = o.Pattern(r)
 		}
-		o.Log.LogAttrs(r.Context(), slog.LevelInfo, o.Message,
-			slog.String("method", r.Method), slog.String("pattern", pattern), slog.Int("status", sw.status),
-			slog.Float64("duration_ms", float64(took/time.Microsecond)/1000),
-			slog.String("request_id", id))
+		o.access(r, pattern, sw.status, took, id)
 		o.Metrics.Request(o.Server, pattern, r.Method, sw.status, took)
 	}()
 	next.ServeHTTP(sw, r)
+}
+
+// access writes a request's access-log line. It hands the record to the
+// handler as Logger.LogAttrs would, less the call site, which Logger finds
+// by walking the stack on every line and no handler of the service writes.
+func (o Observed) access(r *http.Request, pattern string, status int, took time.Duration, id string) {
+	ctx, h := r.Context(), o.Log.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	rec := slog.NewRecord(time.Now(), slog.LevelInfo, o.Message, 0)
+	rec.AddAttrs(slog.String("method", r.Method), slog.String("pattern", pattern), slog.Int("status", status),
+		slog.Float64("duration_ms", float64(took/time.Microsecond)/1000),
+		slog.String("request_id", id))
+	// Logger drops a handler's error too: a log has nowhere to report
+	// that it cannot be written.
+	_ = h.Handle(ctx, rec)
 }
 
 // statusWriter remembers the status for the access log, and the route
