@@ -11,7 +11,8 @@
 # tools/dataload, find, find-q, find-ref, read, issue, revoke, counts and counts-product at
 # ADMIN_RATE a second, below the keys' budget; with MIXED=1, mixed (issue,
 # activate, revoke, reinstate and deactivate in one organization, closed loop
-# at CONCURRENCY), and with MATRIX=0 without the status and activate runs.
+# at CONCURRENCY), and with MATRIX=0 without the status and activate runs;
+# SCENARIOS names the runs of those to make (all four unless set).
 # It prints a summary table at the end; each run's JSON and table stay in
 # OUT.
 #
@@ -26,6 +27,7 @@
 #   ENGINES=postgres DATASET=1 MATRIX=0 DATASET_SCENARIOS="counts counts-product" tools/loadgen/bench.sh
 #   MIXED=1 MATRIX=0 DURATION=10s tools/loadgen/bench.sh
 #   CEILING=1 ENGINES=sqlite tools/loadgen/bench.sh
+#   ENGINES=sqlite SCENARIOS=status CEILING=1 tools/loadgen/bench.sh
 #
 # With PROFILE=DIR the server's profiler listens on DEBUG_LISTEN and each
 # status, renew and activate run leaves a CPU profile and an allocation profile
@@ -44,6 +46,7 @@ PG=${PG:-postgres://postgres@127.0.0.1:5432}
 DATASET=${DATASET:-}
 MIXED=${MIXED:-}
 MATRIX=${MATRIX:-1}
+SCENARIOS=${SCENARIOS:-"status status-half renew activate"} # the matrix's runs, of these four
 CEILING=${CEILING:-}
 DATASET_N=${DATASET_N:-1000000}
 DATASET_PRODUCT=${DATASET_PRODUCT:-dataset}
@@ -57,6 +60,17 @@ SAMPLE=${SAMPLE:-1000}
 OUT=${OUT:-$(mktemp -d /tmp/loadgen-bench.XXXXXX)}
 PROFILE=${PROFILE:-}
 DEBUG_LISTEN=${DEBUG_LISTEN:-127.0.0.1:6061}
+
+for s in $SCENARIOS; do
+	case $s in
+	status | status-half | renew | activate) ;;
+	*) echo "SCENARIOS: no run named $s (status, status-half, renew, activate)" >&2; exit 2 ;;
+	esac
+done
+if [[ " $SCENARIOS " == *" status-half "* && " $SCENARIOS " != *" status "* ]]; then
+	echo "SCENARIOS: status-half takes its rate from status, which it does not name" >&2
+	exit 2
+fi
 
 cd "$(dirname "$0")/../.."
 mkdir -p "$OUT"
@@ -200,14 +214,25 @@ profile() {
 # throughput FILE is the run's requests a second.
 throughput() { grep -m1 '"throughput_rps"' "$1" | tr -dc '0-9.'; }
 
+# wants NAME reports whether SCENARIOS names the matrix's run NAME.
+wants() { [[ " $SCENARIOS " == *" $1 "* ]]; }
+
 matrix() {
 	local e=$1
-	lg "$e-status" -scenario status -machines "$MACHINES" -concurrency "$CONCURRENCY" -duration "$DURATION" -floor ${CEILING:+-ceiling}
-	local half
-	half=$(awk -v r="$(throughput "$OUT/$e-status.json")" 'BEGIN { printf "%.0f", r / 2 }')
-	lg "$e-status-half" -scenario status -machines "$MACHINES" -rate "$half" -concurrency "$CONCURRENCY" -duration "$DURATION" -floor
-	lg "$e-renew" -scenario renew -machines "$MACHINES" -concurrency "$CONCURRENCY" -duration "$DURATION"
-	lg "$e-activate" -scenario activate -concurrency "$ACTIVATE_CONCURRENCY" -duration "$DURATION"
+	if wants status; then
+		lg "$e-status" -scenario status -machines "$MACHINES" -concurrency "$CONCURRENCY" -duration "$DURATION" -floor ${CEILING:+-ceiling}
+	fi
+	if wants status-half; then
+		local half
+		half=$(awk -v r="$(throughput "$OUT/$e-status.json")" 'BEGIN { printf "%.0f", r / 2 }')
+		lg "$e-status-half" -scenario status -machines "$MACHINES" -rate "$half" -concurrency "$CONCURRENCY" -duration "$DURATION" -floor
+	fi
+	if wants renew; then
+		lg "$e-renew" -scenario renew -machines "$MACHINES" -concurrency "$CONCURRENCY" -duration "$DURATION"
+	fi
+	if wants activate; then
+		lg "$e-activate" -scenario activate -concurrency "$ACTIVATE_CONCURRENCY" -duration "$DURATION"
+	fi
 }
 
 dataset() {
