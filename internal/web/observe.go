@@ -44,25 +44,28 @@ func (o Observed) Serve(w http.ResponseWriter, r *http.Request, id string, next 
 				o.Fail(sw, r, p)
 			}
 		}
-		took, pattern := o.Clock.Now().Sub(start), sw.pattern
+		end, pattern := o.Clock.Now(), sw.pattern
+		took := end.Sub(start)
 		if !sw.matched {
 			pattern = o.Pattern(r)
 		}
-		o.access(r, pattern, sw.status, took, id)
+		o.access(r, end, pattern, sw.status, took, id)
 		o.Metrics.Request(o.Server, pattern, r.Method, sw.status, took)
 	}()
 	next.ServeHTTP(sw, r)
 }
 
-// access writes a request's access-log line. It hands the record to the
-// handler as Logger.LogAttrs would, less the call site, which Logger finds
-// by walking the stack on every line and no handler of the service writes.
-func (o Observed) access(r *http.Request, pattern string, status int, took time.Duration, id string) {
+// access writes a request's access-log line, timed at the request's end.
+// It hands the record to the handler as Logger.LogAttrs would, less the
+// call site, which Logger finds by walking the stack on every line and no
+// handler of the service writes.
+func (o Observed) access(r *http.Request, end time.Time, pattern string, status int, took time.Duration, id string) {
 	ctx, h := r.Context(), o.Log.Handler()
 	if !h.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	rec := slog.NewRecord(time.Now(), slog.LevelInfo, o.Message, 0)
+	// In the machine's zone, as slog times every other line.
+	rec := slog.NewRecord(end.Local(), slog.LevelInfo, o.Message, 0)
 	rec.AddAttrs(slog.String("method", r.Method), slog.String("pattern", pattern), slog.Int("status", status),
 		slog.Float64("duration_ms", float64(took/time.Microsecond)/1000),
 		slog.String("request_id", id))

@@ -56,8 +56,8 @@ func TestObservedMatched(t *testing.T) {
 }
 
 // TestObservedAccessLine: the access-log line carries the request's
-// method, route pattern, status, duration and id, under the time, level
-// and message slog gives every line, and nothing else.
+// method, route pattern, status, duration and id, under the time of the
+// request's end by the clock, the level and the message, and nothing else.
 func TestObservedAccessLine(t *testing.T) {
 	var log bytes.Buffer
 	fake := clock.NewFake(time.Unix(0, 0))
@@ -72,14 +72,15 @@ func TestObservedAccessLine(t *testing.T) {
 	if err := json.Unmarshal(log.Bytes(), &line); err != nil {
 		t.Fatalf("access log %q: %v", log.String(), err)
 	}
-	if _, err := time.Parse(time.RFC3339Nano, fmt.Sprint(line["time"])); err != nil {
-		t.Errorf("time %v: %v", line["time"], err)
+	at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(line["time"]))
+	if err != nil || !at.Equal(time.Unix(0, 0).Add(1500*time.Microsecond)) {
+		t.Errorf("time %v (%v), want the clock's 1970-01-01T00:00:00.0015Z", line["time"], err)
 	}
 	delete(line, "time")
 	want := map[string]any{"level": "INFO", "msg": "request", "method": "POST", "pattern": "POST /v1/activations/status",
 		"status": float64(http.StatusTeapot), "duration_ms": 1.5, "request_id": "req-1"}
 	if !maps.Equal(line, want) {
-		t.Errorf("access log line %v, want %v and a time", line, want)
+		t.Errorf("access log line %v, want %v", line, want)
 	}
 }
 
