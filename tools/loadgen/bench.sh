@@ -61,13 +61,16 @@ OUT=${OUT:-$(mktemp -d /tmp/loadgen-bench.XXXXXX)}
 PROFILE=${PROFILE:-}
 DEBUG_LISTEN=${DEBUG_LISTEN:-127.0.0.1:6061}
 
+# wants NAME reports whether SCENARIOS names the matrix's run NAME.
+wants() { [[ " $SCENARIOS " == *" $1 "* ]]; }
+
 for s in $SCENARIOS; do
 	case $s in
 	status | status-half | renew | activate) ;;
 	*) echo "SCENARIOS: no run named $s (status, status-half, renew, activate)" >&2; exit 2 ;;
 	esac
 done
-if [[ " $SCENARIOS " == *" status-half "* && " $SCENARIOS " != *" status "* ]]; then
+if wants status-half && ! wants status; then
 	echo "SCENARIOS: status-half takes its rate from status, which it does not name" >&2
 	exit 2
 fi
@@ -213,9 +216,6 @@ profile() {
 
 # throughput FILE is the run's requests a second.
 throughput() { grep -m1 '"throughput_rps"' "$1" | tr -dc '0-9.'; }
-
-# wants NAME reports whether SCENARIOS names the matrix's run NAME.
-wants() { [[ " $SCENARIOS " == *" $1 "* ]]; }
 
 matrix() {
 	local e=$1
